@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { envSchema } from './schema.ts';
+import { CATALOGUE, DEFAULT_VOICE_ID } from './voices.ts';
+import { defaultEngines, type EngineInfo } from './engines.ts';
+import type { VoiceProfile } from '../core/ports/engine.ts';
+
+export type Role = 'api' | 'pipelines' | 'inference';
+
+/** The typed configuration every part of the platform receives. */
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string | null;
+  dataDir: string;
+  roles: Role[];
+  plugins: string[];
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  kafka: { brokers: string[]; clientId: string; partitions: number } | null;
+  mongo: { url: string; db: string } | null;
+  clickhouse: { url: string; database: string; user: string; password: string } | null;
+  redisUrl: string | null;
+  inferenceUrl: string | null;
+  adminToken: string | null;
+  urlSigningSecret: string;
+  cloneUrl: string;
+  billing: {
+    globalMultiplier: number;
+    aiRefineSurchargePerChar: number;
+    /** cap windows are computed in this fixed offset from UTC (Vietnam: +420) */
+    timezoneOffsetMinutes: number;
+  };
+  engines: EngineInfo[];
+  voices: VoiceProfile[];
+  defaultVoiceId: string;
+  limits: {
+    queueMaxDepth: number;
+    userQueueMax: number;
+    streamCapacity: number;
+    streamsPerGrant: number;
+    streamHeartbeatSeconds: number;
+    streamAbandonSeconds: number;
+  };
+  inference: { concurrency: number; jobMaxAttempts: number };
+  moderationTerms: string[];
+  webhooks: { allowLoopback: boolean; caFile: string | null; retryScale: number };
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+function readFileSettings(file: string | undefined): Record<string, unknown> {
+  if (!file) return {};
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`CONFIG_FILE ${file} could not be read as JSON: ${(err as Error).message}`);
+  }
+}
+
+/** `VOICE_MODELS=vi-north-female-mai=/models/mai,...` points catalogue voices at ONNX voice directories. */
+function applyVoiceModels(voices: VoiceProfile[], spec: string): VoiceProfile[] {
+  if (!spec) return voices;
+  const byId = new Map<string, string>();
+  for (const pair of spec.split(',')) {
+    const [id, dir] = pair.split('=');
+    if (!id || !dir) throw new ConfigError(`VOICE_MODELS entry "${pair}" must look like <voiceId>=<model directory>`);
+    if (!voices.some((v) => v.id === id)) throw new ConfigError(`VOICE_MODELS names unknown voice "${id}"`);
+    byId.set(id, dir);
+  }
+  return voices.map((v) => {
+    const dir = byId.get(v.id);
+    return dir ? { ...v, render: { backend: 'onnx', modelDir: path.resolve(dir) } } : v;
+  });
+}
+
+/** Reads and validates configuration once. Throws ConfigError naming the variable and the rule. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, unknown> = {}): Config {
+  const merged = { ...readFileSettings(env.CONFIG_FILE), ...env, ...overrides };
+  const { value, error } = envSchema.validate(merged, { abortEarly: false, convert: true });
+  if (error) {
+    throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
+  }
+  const v = value as Record<string, any>;
+  const csv = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
+  return {
+    port: v.PORT,
+    host: v.HOST,
+    publicBaseUrl: v.PUBLIC_BASE_URL ?? null,
+    dataDir: path.resolve(v.DATA_DIR),
+    roles: csv(v.ROLES) as Role[],
+    plugins: csv(v.PLUGINS),
+    logLevel: v.LOG_LEVEL,
+    kafka: v.KAFKA_BROKERS ? { brokers: csv(v.KAFKA_BROKERS), clientId: v.KAFKA_CLIENT_ID, partitions: v.KAFKA_PARTITIONS } : null,
+    mongo: v.MONGODB_URL ? { url: v.MONGODB_URL, db: v.MONGODB_DB } : null,
+    clickhouse: v.CLICKHOUSE_URL
+      ? { url: v.CLICKHOUSE_URL, database: v.CLICKHOUSE_DATABASE, user: v.CLICKHOUSE_USER, password: v.CLICKHOUSE_PASSWORD }
+      : null,
+    redisUrl: v.REDIS_URL ?? null,
+    inferenceUrl: v.INFERENCE_URL ?? null,
+    adminToken: v.ADMIN_TOKEN ?? null,
+    // A random secret is fine for one embedded process; a fleet must share one.
+    urlSigningSecret: v.URL_SIGNING_SECRET ?? randomBytes(24).toString('hex'),
+    cloneUrl: v.CLONE_URL,
+    billing: {
+      globalMultiplier: v.GLOBAL_MULTIPLIER,
+      aiRefineSurchargePerChar: v.AI_REFINE_SURCHARGE_PER_CHAR,
+      timezoneOffsetMinutes: v.BILLING_TIMEZONE_OFFSET_MINUTES,
+    },
+    engines: defaultEngines(v.V4_MULTIPLIER),
+    voices: applyVoiceModels(CATALOGUE, v.VOICE_MODELS),
+    defaultVoiceId: DEFAULT_VOICE_ID,
+    limits: {
+      queueMaxDepth: v.QUEUE_MAX_DEPTH,
+      userQueueMax: v.USER_QUEUE_MAX,
+      streamCapacity: v.STREAM_CAPACITY,
+      streamsPerGrant: v.STREAMS_PER_GRANT,
+      streamHeartbeatSeconds: v.STREAM_HEARTBEAT_SECONDS,
+      streamAbandonSeconds: v.STREAM_ABANDON_SECONDS,
+    },
+    inference: { concurrency: v.INFERENCE_CONCURRENCY, jobMaxAttempts: v.JOB_MAX_ATTEMPTS },
+    moderationTerms: csv(v.MODERATION_TERMS),
+    webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, caFile: v.WEBHOOK_CA_FILE ?? null, retryScale: v.WEBHOOK_RETRY_SCALE },
+  };
+}

@@ -1,0 +1,55 @@
+import Joi from 'joi';
+
+/**
+ * Every setting the platform reads, validated once at start-up. Values come
+ * from the environment and, when `CONFIG_FILE` names a JSON file, from that
+ * file (environment wins). Nothing outside config/ reads process.env.
+ */
+export const envSchema = Joi.object({
+  PORT: Joi.number().integer().min(0).max(65535).default(8080),
+  HOST: Joi.string().default('0.0.0.0'),
+  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  DATA_DIR: Joi.string().default('./data'),
+  ROLES: Joi.string()
+    .pattern(/^(api|pipelines|inference)(,(api|pipelines|inference))*$/)
+    .default('api,pipelines,inference')
+    .messages({ 'string.pattern.base': '"ROLES" must be a comma-separated list of api, pipelines, inference' }),
+  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,usage,webhooks'),
+  LOG_LEVEL: Joi.string().valid('debug', 'info', 'warn', 'error', 'silent').default('info'),
+
+  KAFKA_BROKERS: Joi.string(),
+  KAFKA_CLIENT_ID: Joi.string().default('vieneu-tts'),
+  KAFKA_PARTITIONS: Joi.number().integer().min(1).max(256).default(6),
+  MONGODB_URL: Joi.string().uri({ scheme: ['mongodb', 'mongodb+srv'] }),
+  MONGODB_DB: Joi.string().default('vieneu'),
+  CLICKHOUSE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CLICKHOUSE_DATABASE: Joi.string().pattern(/^[A-Za-z_][A-Za-z0-9_]*$/).default('vieneu'),
+  CLICKHOUSE_USER: Joi.string().default('default'),
+  CLICKHOUSE_PASSWORD: Joi.string().allow('').default(''),
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }),
+  INFERENCE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+
+  ADMIN_TOKEN: Joi.string().min(16),
+  URL_SIGNING_SECRET: Joi.string().min(16),
+  CLONE_URL: Joi.string().uri().default('https://studio.vieneu.vn/voices/clone'),
+
+  GLOBAL_MULTIPLIER: Joi.number().positive().default(1.3),
+  V4_MULTIPLIER: Joi.number().positive().default(3),
+  AI_REFINE_SURCHARGE_PER_CHAR: Joi.number().min(0).default(0.5),
+  BILLING_TIMEZONE_OFFSET_MINUTES: Joi.number().integer().min(-720).max(840).default(420),
+
+  QUEUE_MAX_DEPTH: Joi.number().integer().min(1).default(10000),
+  USER_QUEUE_MAX: Joi.number().integer().min(1).default(30),
+  STREAM_CAPACITY: Joi.number().integer().min(1).default(64),
+  STREAMS_PER_GRANT: Joi.number().integer().min(1).default(4),
+  STREAM_HEARTBEAT_SECONDS: Joi.number().min(0.1).default(2),
+  STREAM_ABANDON_SECONDS: Joi.number().min(1).default(120),
+  INFERENCE_CONCURRENCY: Joi.number().integer().min(1).max(64).default(2),
+  JOB_MAX_ATTEMPTS: Joi.number().integer().min(1).max(10).default(3),
+  VOICE_MODELS: Joi.string().allow('').default(''),
+  MODERATION_TERMS: Joi.string().allow('').default(''),
+
+  WEBHOOK_ALLOW_LOOPBACK: Joi.boolean().truthy('1').falsy('0').default(false),
+  WEBHOOK_CA_FILE: Joi.string(),
+  WEBHOOK_RETRY_SCALE: Joi.number().positive().max(1).default(1),
+}).unknown(true);

@@ -1,0 +1,146 @@
+/**
+ * Documents port: the system of record (accounts, keys, grants, the billing
+ * ledger and its outbox, jobs, webhooks). Shaped by what the domain does with
+ * it. Adapters: core/adapters/documents/sqlite.ts (embedded default) and
+ * core/adapters/documents/mongo.ts (production).
+ */
+
+export interface Account {
+  id: string;
+  name: string;
+  email: string | null;
+  trialUsed: boolean;
+  createdAt: string;
+}
+
+export type KeyKind = 'live' | 'test';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  grantId: string;
+  kind: KeyKind;
+  /** sha256 hex of the plaintext key; the plaintext is never stored. */
+  hash: string;
+  /** first characters of the key, shown in listings (e.g. `vn_sk_ab12`). */
+  prefix: string;
+  name: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export type GrantStatus = 'active' | 'replaced' | 'revoked';
+
+export interface Grant {
+  id: string;
+  accountId: string;
+  /** plan label, e.g. `trial`, `pro`, `gift`. */
+  plan: string;
+  totalTokens: number;
+  usedTokens: number;
+  dailyCap: number | null;
+  weeklyCap: number | null;
+  /** window key (e.g. `2026-11-21`) and tokens used in it */
+  dayKey: string | null;
+  dayUsed: number;
+  weekKey: string | null;
+  weekUsed: number;
+  expiresAt: string | null;
+  isGift: boolean;
+  engines: string[];
+  status: GrantStatus;
+  createdAt: string;
+}
+
+/** One money movement. Written atomically with the grant update (outbox). */
+export interface LedgerEntry {
+  id: string;
+  kind: 'charge' | 'refund';
+  grantId: string;
+  accountId: string;
+  keyId: string | null;
+  /** id of the charge a refund returns (refund) or of the request (charge). */
+  chargeId: string;
+  requestId: string | null;
+  route: string;
+  tokens: number;
+  /** cap windows the tokens were counted in, so a refund can return them to the same window. */
+  dayKey: string | null;
+  weekKey: string | null;
+  at: string;
+}
+
+/** Conditional charge: applied only when every condition still holds at write time. */
+export interface ChargeCommand {
+  grantId: string;
+  tokens: number;
+  dayKey: string;
+  weekKey: string;
+  now: string;
+  entry: LedgerEntry;
+}
+
+export type ChargeWriteResult =
+  | { ok: true; grant: Grant }
+  /** the grant changed under us or cannot pay any more; caller re-reads and decides. */
+  | { ok: false; grant: Grant | null };
+
+export interface RefundCommand {
+  grantId: string;
+  tokens: number;
+  entry: LedgerEntry;
+}
+
+export interface AccountsStore {
+  create(input: { id: string; name: string; email?: string | null; createdAt: string }): Promise<Account>;
+  get(id: string): Promise<Account | null>;
+  /** sets trialUsed when it was false; false when the trial was already taken. */
+  claimTrial(id: string): Promise<boolean>;
+}
+
+export interface KeysStore {
+  create(record: ApiKeyRecord): Promise<ApiKeyRecord>;
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  get(id: string): Promise<ApiKeyRecord | null>;
+  listByAccount(accountId: string): Promise<ApiKeyRecord[]>;
+  countActive(accountId: string): Promise<number>;
+  revoke(id: string, at: string): Promise<boolean>;
+}
+
+export interface GrantsStore {
+  create(grant: Grant): Promise<Grant>;
+  get(id: string): Promise<Grant | null>;
+  /** active grants of the account, oldest first */
+  listActive(accountId: string): Promise<Grant[]>;
+  listByAccount(accountId: string): Promise<Grant[]>;
+  setStatus(id: string, status: GrantStatus): Promise<void>;
+  /** atomic conditional update + ledger outbox entry in one write */
+  charge(cmd: ChargeCommand): Promise<ChargeWriteResult>;
+  /** returns tokens to the payer + outbox entry in one write; idempotent on entry.chargeId */
+  refund(cmd: RefundCommand): Promise<{ applied: boolean }>;
+}
+
+/** Outbox of ledger entries awaiting publication on the bus. */
+export interface OutboxStore {
+  pending(limit: number): Promise<LedgerEntry[]>;
+  markPublished(ids: string[]): Promise<void>;
+}
+
+/** The billing ledger written by the ledger writer pipeline. */
+export interface LedgerStore {
+  /** idempotent on entry id; returns false when already present */
+  append(entry: LedgerEntry): Promise<boolean>;
+  sumByGrant(grantId: string): Promise<{ charged: number; refunded: number; entries: number }>;
+  listByGrant(grantId: string): Promise<LedgerEntry[]>;
+}
+
+export interface Documents {
+  accounts: AccountsStore;
+  keys: KeysStore;
+  grants: GrantsStore;
+  outbox: OutboxStore;
+  ledger: LedgerStore;
+  /** later issues add: jobs, webhooks, deliveries, notifications */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
