@@ -91,6 +91,27 @@ export interface RefundCommand {
   entry: LedgerEntry;
 }
 
+/** A voice cloned in the web studio. The API only reads these. */
+export interface ClonedVoice {
+  /** `clone_<uuid>` */
+  id: string;
+  accountId: string;
+  name: string;
+  /** engine it was enrolled on; `v3` clones cannot be rendered any more */
+  engine: string;
+  /** false once the reference clip is gone */
+  referenceAvailable: boolean;
+  /** catalogue voice whose renderer approximates the clone on the embedded engine */
+  baseVoiceId: string;
+  createdAt: string;
+}
+
+export interface ClonesStore {
+  create(voice: ClonedVoice): Promise<ClonedVoice>;
+  get(id: string): Promise<ClonedVoice | null>;
+  listByAccount(accountId: string): Promise<ClonedVoice[]>;
+}
+
 export interface AccountsStore {
   create(input: { id: string; name: string; email?: string | null; createdAt: string }): Promise<Account>;
   get(id: string): Promise<Account | null>;
@@ -140,6 +161,7 @@ export interface Documents {
   grants: GrantsStore;
   outbox: OutboxStore;
   ledger: LedgerStore;
+  clones: ClonesStore;
   /** later issues add: jobs, webhooks, deliveries, notifications */
   ping(): Promise<void>;
   close(): Promise<void>;
