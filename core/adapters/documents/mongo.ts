@@ -1,0 +1,135 @@
+import type { Db, MongoClient } from 'mongodb';
+import type {
+  Account,
+  AccountsStore,
+  ApiKeyRecord,
+  ClonedVoice,
+  ClonesStore,
+  Documents,
+  KeysStore,
+} from '../../ports/documents.ts';
+import {
+  createBillingIndexes,
+  createMongoGrants,
+  createMongoLedger,
+  createMongoOutbox,
+  type GrantDoc,
+  type LedgerDoc,
+} from './mongo-billing.ts';
+
+/**
+ * Production documents adapter on MongoDB (mongodb driver). Records keep the
+ * port's field names with `id` stored as `_id`. Indexes are created on start,
+ * which is why the factory is async.
+ */
+
+type Doc<T extends { id: string }> = Omit<T, 'id'> & { _id: string };
+
+function toDoc<T extends { id: string }>(record: T): Doc<T> {
+  const { id, ...rest } = record;
+  return { ...rest, _id: id } as Doc<T>;
+}
+
+function fromDoc<T extends { id: string }>(doc: Doc<T> | null): T | null {
+  if (!doc) return null;
+  const { _id, ...rest } = doc;
+  return { ...rest, id: _id } as unknown as T;
+}
+
+export async function createMongoDocuments(client: MongoClient, dbName: string): Promise<Documents> {
+  const db = client.db(dbName);
+  await createIndexes(db);
+  const grants = db.collection<GrantDoc>('grants');
+  const ledger = db.collection<LedgerDoc>('ledger');
+  return {
+    accounts: createAccounts(db),
+    keys: createKeys(db),
+    grants: createMongoGrants(grants, ledger),
+    outbox: createMongoOutbox(grants),
+    ledger: createMongoLedger(ledger),
+    clones: createClones(db),
+    async ping() {
+      await db.command({ ping: 1 });
+    },
+    async close() {
+      // The client is shared with other adapters (GridFS blobs); whoever connected it closes it.
+    },
+  };
+}
+
+async function createIndexes(db: Db): Promise<void> {
+  await db.collection('api_keys').createIndexes([
+    { key: { hash: 1 }, unique: true },
+    { key: { accountId: 1, createdAt: 1 } },
+  ]);
+  await db.collection('cloned_voices').createIndex({ accountId: 1, createdAt: 1 });
+  await createBillingIndexes(db);
+}
+
+function createAccounts(db: Db): AccountsStore {
+  const accounts = db.collection<Doc<Account>>('accounts');
+  return {
+    async create(input) {
+      const account: Account = {
+        id: input.id,
+        name: input.name,
+        email: input.email ?? null,
+        trialUsed: false,
+        createdAt: input.createdAt,
+      };
+      await accounts.insertOne(toDoc(account));
+      return account;
+    },
+    async get(id) {
+      return fromDoc<Account>(await accounts.findOne({ _id: id }));
+    },
+    async claimTrial(id) {
+      const res = await accounts.updateOne({ _id: id, trialUsed: false }, { $set: { trialUsed: true } });
+      return res.modifiedCount === 1;
+    },
+  };
+}
+
+function createKeys(db: Db): KeysStore {
+  const keys = db.collection<Doc<ApiKeyRecord>>('api_keys');
+  return {
+    async create(record) {
+      await keys.insertOne(toDoc({ ...record, name: record.name ?? null, revokedAt: record.revokedAt ?? null }));
+      return { ...record };
+    },
+    async findByHash(hash) {
+      return fromDoc<ApiKeyRecord>(await keys.findOne({ hash }));
+    },
+    async get(id) {
+      return fromDoc<ApiKeyRecord>(await keys.findOne({ _id: id }));
+    },
+    async listByAccount(accountId) {
+      const docs = await keys.find({ accountId }).sort({ createdAt: 1, _id: 1 }).toArray();
+      return docs.map((doc) => fromDoc<ApiKeyRecord>(doc) as ApiKeyRecord);
+    },
+    async countActive(accountId) {
+      return keys.countDocuments({ accountId, revokedAt: null });
+    },
+    async revoke(id, at) {
+      const res = await keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: at } });
+      return res.modifiedCount === 1;
+    },
+  };
+}
+
+function createClones(db: Db): ClonesStore {
+  const clones = db.collection<Doc<ClonedVoice>>('cloned_voices');
+  return {
+    async create(voice) {
+      await clones.insertOne(toDoc(voice));
+      return { ...voice };
+    },
+    async get(id) {
+      return fromDoc<ClonedVoice>(await clones.findOne({ _id: id }));
+    },
+    async listByAccount(accountId) {
+      const docs = await clones.find({ accountId }).sort({ createdAt: 1, _id: 1 }).toArray();
+      return docs.map((doc) => fromDoc<ClonedVoice>(doc) as ClonedVoice);
+    },
+  };
+}

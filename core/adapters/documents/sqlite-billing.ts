@@ -1,0 +1,208 @@
+import type { EmbeddedDb } from '../embedded-db.ts';
+import type {
+  ChargeCommand,
+  ChargeWriteResult,
+  Grant,
+  GrantsStore,
+  GrantStatus,
+  LedgerEntry,
+  LedgerStore,
+  OutboxStore,
+  RefundCommand,
+} from '../../ports/documents.ts';
+import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
+import {
+  ENTRY_COLUMNS,
+  ENTRY_INSERT,
+  GRANT_COLUMNS,
+  entryParams,
+  toEntry,
+  toGrant,
+  type GrantRow,
+} from './sqlite-schema.ts';
+
+/**
+ * Grants, their outbox and the ledger on the embedded database. A charge or a
+ * refund and its outbox row commit in one IMMEDIATE transaction: the write
+ * lock is taken before anything is read, so another process sharing the
+ * file cannot slip a charge between our check and our write.
+ */
+
+// `IS` instead of `=` so a grant that never counted a window (NULL key) reads as "window rolled over".
+const CHARGE_SQL = `
+UPDATE grants SET
+  used_tokens = used_tokens + @tokens,
+  day_used = CASE WHEN day_key IS @dayKey THEN day_used + @tokens ELSE @tokens END,
+  day_key = @dayKey,
+  week_used = CASE WHEN week_key IS @weekKey THEN week_used + @tokens ELSE @tokens END,
+  week_key = @weekKey
+WHERE id = @grantId
+  AND status = 'active'
+  AND (expires_ms IS NULL OR expires_ms > @nowMs)
+  AND total_tokens - used_tokens >= @tokens
+  AND (daily_cap IS NULL OR (CASE WHEN day_key IS @dayKey THEN day_used ELSE 0 END) + @tokens <= daily_cap)
+  AND (weekly_cap IS NULL OR (CASE WHEN week_key IS @weekKey THEN week_used ELSE 0 END) + @tokens <= weekly_cap)
+RETURNING ${GRANT_COLUMNS}`;
+
+// Tokens go back to a cap window only while it is still the grant's current one.
+const REFUND_SQL = `
+UPDATE grants SET
+  used_tokens = used_tokens - @tokens,
+  day_used = CASE WHEN day_key = @dayKey THEN max(0, day_used - @tokens) ELSE day_used END,
+  week_used = CASE WHEN week_key = @weekKey THEN max(0, week_used - @tokens) ELSE week_used END
+WHERE id = @grantId`;
+
+function grantParams(grant: Grant): Record<string, string | number | null> {
+  return {
+    id: grant.id,
+    accountId: grant.accountId,
+    plan: grant.plan,
+    totalTokens: grant.totalTokens,
+    usedTokens: grant.usedTokens,
+    dailyCap: grant.dailyCap,
+    weeklyCap: grant.weeklyCap,
+    dayKey: grant.dayKey,
+    dayUsed: grant.dayUsed,
+    weekKey: grant.weekKey,
+    weekUsed: grant.weekUsed,
+    expiresAt: grant.expiresAt,
+    expiresMs: expiresAtMs(grant.expiresAt),
+    isGift: grant.isGift ? 1 : 0,
+    engines: JSON.stringify(grant.engines),
+    status: grant.status,
+    createdAt: grant.createdAt,
+  };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
+  const insert = db.prepare(`
+    INSERT INTO grants (id, account_id, plan, total_tokens, used_tokens, daily_cap, weekly_cap,
+      day_key, day_used, week_key, week_used, expires_at, expires_ms, is_gift, engines, status, created_at)
+    VALUES (@id, @accountId, @plan, @totalTokens, @usedTokens, @dailyCap, @weeklyCap,
+      @dayKey, @dayUsed, @weekKey, @weekUsed, @expiresAt, @expiresMs, @isGift, @engines, @status, @createdAt)`);
+  const selectOne = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE id = ?`);
+  const selectActive = db.prepare(
+    `SELECT ${GRANT_COLUMNS} FROM grants WHERE account_id = ? AND status = 'active' ORDER BY created_at, rowid`,
+  );
+  const selectAll = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE account_id = ? ORDER BY created_at, rowid`);
+  const updateStatus = db.prepare('UPDATE grants SET status = ? WHERE id = ?');
+  const chargeGrant = db.prepare(CHARGE_SQL);
+  const refundGrant = db.prepare(REFUND_SQL);
+  const insertOutbox = db.prepare(`INSERT INTO ledger_outbox ${ENTRY_INSERT}`);
+  const selectRefundOf = db.prepare(`SELECT 1 FROM ledger_outbox WHERE kind = 'refund' AND charge_id = ?`);
+  // A refund names its charge by the charge entry's id or by the chargeId the charge carried.
+  const selectChargeTokens = db.prepare(
+    `SELECT tokens FROM ledger_outbox WHERE kind = 'charge' AND grant_id = @grantId
+       AND (id = @chargeId OR charge_id = @chargeId) ORDER BY seq LIMIT 1`,
+  );
+
+  const read = (id: string): Grant | null => {
+    const row = selectOne.get(id) as GrantRow | undefined;
+    return row ? toGrant(row) : null;
+  };
+
+  const chargeTx = db.transaction((cmd: ChargeCommand, nowMs: number): Grant | null => {
+    const row = chargeGrant.get({
+      grantId: cmd.grantId,
+      tokens: cmd.tokens,
+      dayKey: cmd.dayKey,
+      weekKey: cmd.weekKey,
+      nowMs,
+    }) as GrantRow | undefined;
+    if (!row) return null;
+    insertOutbox.run(entryParams(chargeEntry(cmd)));
+    return toGrant(row);
+  });
+
+  const refundTx = db.transaction((cmd: RefundCommand): boolean => {
+    const { entry } = cmd;
+    if (selectRefundOf.get(entry.chargeId)) return false;
+    const grant = read(cmd.grantId);
+    if (!grant) return false;
+    const charged = selectChargeTokens.get({ grantId: cmd.grantId, chargeId: entry.chargeId }) as
+      | { tokens: number }
+      | undefined;
+    const tokens = Math.min(cmd.tokens, charged?.tokens ?? cmd.tokens, grant.usedTokens);
+    if (tokens <= 0) return false;
+    refundGrant.run({ grantId: cmd.grantId, tokens, dayKey: entry.dayKey ?? null, weekKey: entry.weekKey ?? null });
+    insertOutbox.run(entryParams({ ...entry, tokens }));
+    return true;
+  });
+
+  return {
+    async create(grant) {
+      insert.run(grantParams(grant));
+      return { ...grant, engines: [...grant.engines] };
+    },
+    async get(id) {
+      return read(id);
+    },
+    async listActive(accountId) {
+      return (selectActive.all(accountId) as GrantRow[]).map(toGrant);
+    },
+    async listByAccount(accountId) {
+      return (selectAll.all(accountId) as GrantRow[]).map(toGrant);
+    },
+    async setStatus(id: string, status: GrantStatus) {
+      updateStatus.run(status, id);
+    },
+    async charge(cmd): Promise<ChargeWriteResult> {
+      const nowMs = checkCharge(cmd);
+      try {
+        const grant = chargeTx.immediate(cmd, nowMs);
+        if (grant) return { ok: true, grant };
+      } catch (err) {
+        // An entry id already in the outbox rolls the grant update back with it.
+        if (!isUniqueViolation(err)) throw err;
+      }
+      return { ok: false, grant: read(cmd.grantId) };
+    },
+    async refund(cmd) {
+      checkRefund(cmd);
+      return { applied: refundTx.immediate(cmd) };
+    },
+  };
+}
+
+export function createSqliteOutbox(db: EmbeddedDb): OutboxStore {
+  const selectPending = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger_outbox WHERE published = 0 ORDER BY seq LIMIT ?`);
+  const publish = db.prepare('UPDATE ledger_outbox SET published = 1 WHERE id = ?');
+  // Published rows stay: they are how a late refund finds the size of its charge.
+  const publishAll = db.transaction((ids: string[]) => {
+    for (const id of ids) publish.run(id);
+  });
+  return {
+    async pending(limit) {
+      return selectPending.all(limit).map(toEntry);
+    },
+    async markPublished(ids) {
+      publishAll(ids);
+    },
+  };
+}
+
+export function createSqliteLedger(db: EmbeddedDb): LedgerStore {
+  // ON CONFLICT(id) rather than INSERT OR IGNORE, which would also swallow a malformed entry.
+  const append = db.prepare(`INSERT INTO ledger ${ENTRY_INSERT} ON CONFLICT (id) DO NOTHING`);
+  const sum = db.prepare(`
+    SELECT COALESCE(SUM(CASE WHEN kind = 'charge' THEN tokens END), 0) AS charged,
+           COALESCE(SUM(CASE WHEN kind = 'refund' THEN tokens END), 0) AS refunded,
+           COUNT(*) AS entries
+    FROM ledger WHERE grant_id = ?`);
+  const list = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger WHERE grant_id = ? ORDER BY at, rowid`);
+  return {
+    async append(entry: LedgerEntry) {
+      return append.run(entryParams(entry)).changes === 1;
+    },
+    async sumByGrant(grantId) {
+      return sum.get(grantId) as { charged: number; refunded: number; entries: number };
+    },
+    async listByGrant(grantId) {
+      return list.all(grantId).map(toEntry);
+    },
+  };
+}

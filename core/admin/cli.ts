@@ -1,0 +1,102 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../config/load.ts';
+import { openDocumentsOnly } from '../runtime.ts';
+import { createBillingService } from '../billing/service.ts';
+import { createAdminService } from './service.ts';
+import { validate } from '../http/validate.ts';
+import { ApiError } from '../errors.ts';
+import { bootstrapBody, grantBody, keyBody, cloneBody } from './schemas.ts';
+
+const USAGE = `usage: npm run admin -- <command> [options]   (prints JSON)
+
+  bootstrap     --name <n> [--email e] [--tokens N] [--daily-cap N] [--weekly-cap N] [--days N] [--gift] [--test]
+                creates an account, a grant and a key: {accountId, grantId, keyId, apiKey}
+  create-account --name <n> [--email e]
+  create-grant  --account <id> --tokens N [--plan p] [--daily-cap N] [--weekly-cap N] [--days N] [--gift]
+  start-trial   --account <id>
+  create-key    --account <id> [--grant <id>] [--test] [--key-name n]
+  list-keys     --account <id>
+  revoke-key    --key <id>
+  balance       --account <id>
+  create-clone  --account <id> --name <n> --base-voice <voiceId> [--engine v4|v3] [--reference-gone]
+  reconcile     --grant <id>`;
+
+const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+
+async function run(argv: string[]): Promise<unknown> {
+  const { positionals, values: o } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' }, email: { type: 'string' }, tokens: { type: 'string' }, plan: { type: 'string' },
+      'daily-cap': { type: 'string' }, 'weekly-cap': { type: 'string' }, days: { type: 'string' }, gift: { type: 'boolean' },
+      test: { type: 'boolean' }, account: { type: 'string' }, grant: { type: 'string' }, key: { type: 'string' },
+      'key-name': { type: 'string' }, 'base-voice': { type: 'string' }, engine: { type: 'string' }, 'reference-gone': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals[0];
+  if (!command || o.help) {
+    process.stdout.write(USAGE + '\n');
+    return undefined;
+  }
+  const config = loadConfig();
+  const { documents, close } = await openDocumentsOnly(config);
+  const billing = createBillingService({
+    documents, engines: config.engines, globalMultiplier: config.billing.globalMultiplier,
+    aiRefineSurchargePerChar: config.billing.aiRefineSurchargePerChar, timezoneOffsetMinutes: config.billing.timezoneOffsetMinutes,
+  });
+  const admin = createAdminService({ documents, billing });
+  const need = (value: string | undefined, flag: string) => {
+    if (!value) throw new ApiError(400, `--${flag} is required for ${command}`);
+    return value;
+  };
+  const grantInput = () => ({
+    totalTokens: num(o.tokens), plan: o.plan, dailyCap: num(o['daily-cap']) ?? null, weeklyCap: num(o['weekly-cap']) ?? null,
+    expiresInDays: num(o.days) ?? null, isGift: o.gift ?? false,
+  });
+  try {
+    switch (command) {
+      case 'bootstrap': {
+        const g = grantInput();
+        const input = validate(bootstrapBody, { name: o.name, email: o.email, kind: o.test ? 'test' : 'live', grant: { ...g, totalTokens: g.totalTokens ?? 1_000_000 } });
+        return await admin.bootstrap(input);
+      }
+      case 'create-account':
+        return await admin.createAccount({ name: need(o.name, 'name'), email: o.email ?? null });
+      case 'create-grant':
+        return await admin.createGrant(need(o.account, 'account'), validate(grantBody, grantInput()));
+      case 'start-trial':
+        return await admin.startTrial(need(o.account, 'account'));
+      case 'create-key':
+        return await admin.createKey(need(o.account, 'account'), validate(keyBody, { kind: o.test ? 'test' : 'live', grantId: o.grant ?? null, name: o['key-name'] ?? null }));
+      case 'list-keys':
+        return { keys: await admin.listKeys(need(o.account, 'account')) };
+      case 'revoke-key':
+        return await admin.revokeKey(need(o.key, 'key'));
+      case 'balance':
+        return await admin.balance(need(o.account, 'account'));
+      case 'create-clone':
+        return await admin.createClone(need(o.account, 'account'), validate(cloneBody, {
+          name: o.name, engine: o.engine ?? 'v4', baseVoiceId: o['base-voice'], referenceAvailable: !o['reference-gone'],
+        }));
+      case 'reconcile':
+        return await admin.reconcile(need(o.grant, 'grant'));
+      default:
+        throw new ApiError(400, `unknown command "${command}"\n${USAGE}`);
+    }
+  } finally {
+    await close();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (result) => {
+    if (result !== undefined) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  },
+  (err) => {
+    const message = err instanceof ApiError ? err.messages : (err as Error).message;
+    process.stderr.write(JSON.stringify({ error: message }) + '\n');
+    process.exit(1);
+  },
+);

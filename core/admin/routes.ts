@@ -1,0 +1,77 @@
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import { timingSafeEqual } from 'node:crypto';
+import type { CoreServices } from '../plugin.ts';
+import { ApiError } from '../errors.ts';
+import { validate } from '../http/validate.ts';
+import { createAdminService } from './service.ts';
+import { accountBody, bootstrapBody, cloneBody, grantBody, grantStatusBody, keyBody } from './schemas.ts';
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Admin HTTP API under /admin/v1, guarded by the ADMIN_TOKEN bearer token.
+ * Disabled (403) when no ADMIN_TOKEN is configured.
+ */
+export function adminRouter(services: CoreServices): Router {
+  const admin = createAdminService({ documents: services.documents, billing: services.billing });
+  const router = new Router({ prefix: '/admin/v1' });
+
+  router.use(async (ctx, next) => {
+    const token = services.config.adminToken;
+    if (!token) throw new ApiError(403, 'The admin API is disabled: set ADMIN_TOKEN to enable it.', { code: 'ADMIN_DISABLED' });
+    const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
+    if (!match || !sameSecret(match[1].trim(), token)) throw new ApiError(401, 'Admin token missing or wrong.');
+    await next();
+  });
+  router.use(koaBody({ json: true, urlencoded: false, text: false, jsonStrict: true }));
+
+  router.post('/bootstrap', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await admin.bootstrap(validate(bootstrapBody, ctx.request.body));
+  });
+  router.post('/accounts', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await admin.createAccount(validate(accountBody, ctx.request.body));
+  });
+  router.get('/accounts/:accountId', async (ctx) => {
+    ctx.body = await admin.getAccount(ctx.params.accountId);
+  });
+  router.post('/accounts/:accountId/grants', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await admin.createGrant(ctx.params.accountId, validate(grantBody, ctx.request.body));
+  });
+  router.post('/accounts/:accountId/trial', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await admin.startTrial(ctx.params.accountId);
+  });
+  router.patch('/grants/:grantId', async (ctx) => {
+    const { status } = validate(grantStatusBody, ctx.request.body);
+    ctx.body = await admin.setGrantStatus(ctx.params.grantId, status);
+  });
+  router.get('/grants/:grantId/reconcile', async (ctx) => {
+    ctx.body = await admin.reconcile(ctx.params.grantId);
+  });
+  router.post('/accounts/:accountId/keys', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await admin.createKey(ctx.params.accountId, validate(keyBody, ctx.request.body));
+  });
+  router.get('/accounts/:accountId/keys', async (ctx) => {
+    ctx.body = { keys: await admin.listKeys(ctx.params.accountId) };
+  });
+  router.delete('/keys/:keyId', async (ctx) => {
+    ctx.body = await admin.revokeKey(ctx.params.keyId);
+  });
+  router.get('/accounts/:accountId/balance', async (ctx) => {
+    ctx.body = await admin.balance(ctx.params.accountId);
+  });
+  router.post('/accounts/:accountId/clones', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await admin.createClone(ctx.params.accountId, validate(cloneBody, ctx.request.body));
+  });
+  return router;
+}

@@ -1,0 +1,41 @@
+import Joi from 'joi';
+
+export const accountBody = Joi.object({
+  name: Joi.string().trim().min(1).max(200).required(),
+  email: Joi.string().email().allow(null),
+});
+
+export const grantBody = Joi.object({
+  plan: Joi.string().trim().max(60),
+  totalTokens: Joi.number().integer().min(0).required(),
+  dailyCap: Joi.number().integer().min(1).allow(null),
+  weeklyCap: Joi.number().integer().min(1).allow(null),
+  expiresAt: Joi.date().iso().raw().allow(null),
+  expiresInDays: Joi.number().integer().min(1).max(3650).allow(null),
+  isGift: Joi.boolean().default(false),
+  engines: Joi.array().items(Joi.string().valid('v4')).min(1),
+}).oxor('expiresAt', 'expiresInDays');
+
+export const keyBody = Joi.object({
+  kind: Joi.string().valid('live', 'test').default('live'),
+  grantId: Joi.string().allow(null),
+  name: Joi.string().max(100).allow(null),
+});
+
+export const grantStatusBody = Joi.object({
+  status: Joi.string().valid('active', 'replaced', 'revoked').required(),
+});
+
+export const cloneBody = Joi.object({
+  name: Joi.string().trim().min(1).max(100).required(),
+  engine: Joi.string().valid('v4', 'v3').default('v4'),
+  baseVoiceId: Joi.string().required(),
+  referenceAvailable: Joi.boolean().default(true),
+});
+
+export const bootstrapBody = Joi.object({
+  name: Joi.string().trim().min(1).max(200).required(),
+  email: Joi.string().email().allow(null),
+  kind: Joi.string().valid('live', 'test').default('live'),
+  grant: grantBody.fork(['totalTokens'], (s) => s.optional()),
+});

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { Documents, Grant, LedgerEntry } from '../ports/documents.ts';
+import type { EngineInfo } from '../../config/engines.ts';
+import type { Metrics } from '../metrics.ts';
+import { errors } from '../errors.ts';
+import { capWindows, type CapWindows } from './windows.ts';
+import { assessGrant, payerCandidates, spendableNow, tokensLeft, dayUsed, weekUsed, dailyCap, weeklyCap, isExpired } from './assessment.ts';
+import { concurrentConflict, refusalFor } from './refusals.ts';
+import { countCharacters, priceTokens } from './pricing.ts';
+
+/** Who is asking: set by core's auth phase. */
+export interface Payer {
+  accountId: string;
+  keyId: string | null;
+  /** the key's own grant; null for account-level callers (MCP over OAuth) */
+  grantId: string | null;
+}
+
+/** A charge that happened; kept with jobs so a later refund returns to the payer. */
+export interface Charge {
+  id: string;
+  grantId: string;
+  accountId: string;
+  keyId: string | null;
+  tokens: number;
+  engine: string;
+  route: string;
+  requestId: string | null;
+  dayKey: string;
+  weekKey: string;
+  at: string;
+}
+
+export interface CapView {
+  limit: number;
+  used: number;
+  remaining: number;
+  resetAt: string;
+}
+
+export interface BalanceView {
+  remaining: number;
+  spendableTokens: number;
+  totalRemainingTokens: number;
+  plan: {
+    grantId: string;
+    name: string;
+    totalTokens: number;
+    usedTokens: number;
+    remainingTokens: number;
+    daily: CapView | null;
+    weekly: CapView | null;
+    expiresAt: string | null;
+    isGift: boolean;
+  } | null;
+}
+
+export interface BillingService {
+  readonly globalMultiplier: number;
+  engines(): EngineInfo[];
+  engine(key: string): EngineInfo | undefined;
+  /** characters as billed and the token price */
+  price(input: { text: string; engine: string; aiRefine: boolean }): { characters: number; tokens: number };
+  priceCharacters(input: { characters: number; engine: string; aiRefine: boolean }): number;
+  /** charges one grant or throws the SPEC refusal */
+  charge(input: { payer: Payer; engine: string; tokens: number; route: string; requestId: string | null }): Promise<Charge>;
+  /** returns the charge to its payer; idempotent per charge */
+  refund(charge: Charge, tokens?: number): Promise<boolean>;
+  balance(payer: Payer, engine?: string): Promise<BalanceView>;
+}
+
+/** Request-scoped billing: records charges and refunds on the request's outcome. */
+export interface RequestBilling {
+  charge(input: { engine: string; tokens: number }): Promise<Charge>;
+  refund(charge: Charge, tokens?: number): Promise<void>;
+}
+
+export interface BillingDeps {
+  documents: Documents;
+  engines: EngineInfo[];
+  globalMultiplier: number;
+  aiRefineSurchargePerChar: number;
+  timezoneOffsetMinutes: number;
+  metrics?: Metrics;
+  clock?: () => Date;
+}
+
+const CONFLICT_RETRIES = 3;
+
+export function createBillingService(deps: BillingDeps): BillingService {
+  const clock = deps.clock ?? (() => new Date());
+  const engineByKey = new Map(deps.engines.map((e) => [e.key, e]));
+  const multiplier = (engine: string) => {
+    const info = engineByKey.get(engine);
+    if (!info) throw errors.badRequest(`Unknown engine "${engine}".`, { param: 'engine' });
+    return info.billingMultiplier;
+  };
+  const priceCharacters = (input: { characters: number; engine: string; aiRefine: boolean }) =>
+    priceTokens({
+      characters: input.characters,
+      engineMultiplier: multiplier(input.engine),
+      globalMultiplier: deps.globalMultiplier,
+      aiRefine: input.aiRefine,
+      aiRefineSurchargePerChar: deps.aiRefineSurchargePerChar,
+    });
+
+  async function loadGrants(payer: Payer): Promise<{ own: Grant | null; all: Grant[] }> {
+    const all = await deps.documents.grants.listActive(payer.accountId);
+    let own: Grant | null = null;
+    if (payer.grantId) own = all.find((g) => g.id === payer.grantId) ?? (await deps.documents.grants.get(payer.grantId));
+    return { own, all };
+  }
+
+  async function tryCharge(grant: Grant, input: { payer: Payer; engine: string; tokens: number; route: string; requestId: string | null }, now: Date, w: CapWindows): Promise<Charge | 'lost'> {
+    const id = 'chg_' + randomUUID();
+    const entry: LedgerEntry = {
+      id, kind: 'charge', grantId: grant.id, accountId: grant.accountId, keyId: input.payer.keyId, chargeId: id,
+      requestId: input.requestId, route: input.route, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, at: now.toISOString(),
+    };
+    const result = await deps.documents.grants.charge({ grantId: grant.id, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, now: now.toISOString(), entry });
+    if (!result.ok) return 'lost';
+    deps.metrics?.tokensCharged.inc({ route: input.route }, input.tokens);
+    return { id, grantId: grant.id, accountId: grant.accountId, keyId: input.payer.keyId, tokens: input.tokens, engine: input.engine, route: input.route, requestId: input.requestId, dayKey: w.dayKey, weekKey: w.weekKey, at: entry.at };
+  }
+
+  return {
+    globalMultiplier: deps.globalMultiplier,
+    engines: () => deps.engines,
+    engine: (key) => engineByKey.get(key),
+    price(input) {
+      const characters = countCharacters(input.text);
+      return { characters, tokens: priceCharacters({ characters, engine: input.engine, aiRefine: input.aiRefine }) };
+    },
+    priceCharacters,
+
+    async charge(input) {
+      for (let attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
+        const now = clock();
+        const w = capWindows(now, deps.timezoneOffsetMinutes);
+        const { own, all } = await loadGrants(input.payer);
+        const candidates = payerCandidates(own, all, input.engine, now);
+        let raced = false;
+        for (const grant of candidates) {
+          if (!assessGrant(grant, input.tokens, input.engine, now, w).canPay) continue;
+          const charged = await tryCharge(grant, input, now, w);
+          if (charged !== 'lost') return charged;
+          // The conditional write lost: a concurrent request of ours changed the grant.
+          const fresh = await deps.documents.grants.get(grant.id);
+          if (fresh && assessGrant(fresh, input.tokens, input.engine, now, w).canPay) raced = true;
+        }
+        if (!raced) {
+          const ownAssessment = own ? assessGrant(own, input.tokens, input.engine, now, w) : null;
+          const othersExist = candidates.some((g) => g.id !== own?.id);
+          throw refusalFor(ownAssessment, othersExist, input.tokens);
+        }
+      }
+      throw concurrentConflict();
+    },
+
+    async refund(charge, tokens = charge.tokens) {
+      const amount = Math.min(tokens, charge.tokens);
+      if (amount <= 0) return false;
+      const now = clock();
+      const entry: LedgerEntry = {
+        id: 'rfd_' + charge.id.slice(4), kind: 'refund', grantId: charge.grantId, accountId: charge.accountId, keyId: charge.keyId,
+        chargeId: charge.id, requestId: charge.requestId, route: charge.route, tokens: amount, dayKey: charge.dayKey, weekKey: charge.weekKey, at: now.toISOString(),
+      };
+      const { applied } = await deps.documents.grants.refund({ grantId: charge.grantId, tokens: amount, entry });
+      if (applied) deps.metrics?.tokensRefunded.inc({ route: charge.route }, amount);
+      return applied;
+    },
+
+    async balance(payer, engine = deps.engines.find((e) => e.isDefault)?.key ?? 'v4') {
+      const now = clock();
+      const w = capWindows(now, deps.timezoneOffsetMinutes);
+      const { own, all } = await loadGrants(payer);
+      const payers = payerCandidates(own, all, engine, now);
+      let best: Grant | null = own;
+      let remaining = own ? spendableNow(own, now, w) : 0;
+      for (const g of payers) {
+        const s = spendableNow(g, now, w);
+        if (s > remaining) { remaining = s; best = g; }
+      }
+      best ??= payers[0] ?? null;
+      const spendableTokens = payers.reduce((sum, g) => sum + spendableNow(g, now, w), 0);
+      const totalRemainingTokens = all.filter((g) => !isExpired(g, now)).reduce((sum, g) => sum + tokensLeft(g), 0);
+      return { remaining, spendableTokens, totalRemainingTokens, plan: best ? planView(best, w) : null };
+    },
+  };
+}
+
+function planView(g: Grant, w: CapWindows): NonNullable<BalanceView['plan']> {
+  const dc = dailyCap(g);
+  const wc = weeklyCap(g);
+  return {
+    grantId: g.id,
+    name: g.plan,
+    totalTokens: g.totalTokens,
+    usedTokens: g.usedTokens,
+    remainingTokens: tokensLeft(g),
+    daily: dc === null ? null : { limit: dc, used: dayUsed(g, w), remaining: Math.max(0, dc - dayUsed(g, w)), resetAt: w.dayResetAt },
+    weekly: wc === null ? null : { limit: wc, used: weekUsed(g, w), remaining: Math.max(0, wc - weekUsed(g, w)), resetAt: w.weekResetAt },
+    expiresAt: g.isGift ? null : g.expiresAt,
+    isGift: g.isGift,
+  };
+}

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import type { Documents, KeyKind } from '../ports/documents.ts';
+import { ApiError, errors } from '../errors.ts';
+
+/** Who the request acts for, once its key is verified. */
+export interface AuthContext {
+  keyId: string;
+  accountId: string;
+  grantId: string;
+  keyKind: KeyKind;
+}
+
+const KEY_PATTERN = /^(vn_sk_|vn_test_)[A-Za-z0-9]{32}$/;
+
+export function hashKey(plaintext: string): string {
+  return createHash('sha256').update(plaintext).digest('hex');
+}
+
+export function isWellFormedKey(value: string): boolean {
+  return KEY_PATTERN.test(value);
+}
+
+/**
+ * Reads the key from `Authorization: Bearer` or `X-API-Key` (or a route's
+ * extra header such as `X-AGENT-SECRET`). Sending more than one is 400:
+ * the service will not guess which one the caller meant.
+ */
+export function readPresentedKey(headers: Record<string, string | string[] | undefined>, extraHeader?: string): string | null {
+  const presented: string[] = [];
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string' && authorization.length > 0) {
+    const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+    if (!match) throw errors.unauthorized('Authorization header must be "Bearer <API_KEY>".');
+    presented.push(match[1].trim());
+  }
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.length > 0) presented.push(apiKey.trim());
+  if (extraHeader) {
+    const extra = headers[extraHeader.toLowerCase()];
+    if (typeof extra === 'string' && extra.length > 0) presented.push(extra.trim());
+  }
+  if (presented.length > 1) {
+    throw new ApiError(400, 'Send the API key in one header only: either Authorization: Bearer or X-API-Key.', { code: 'AMBIGUOUS_CREDENTIALS', compatType: 'invalid_request_error' });
+  }
+  return presented[0] ?? null;
+}
+
+export async function authenticate(documents: Documents, plaintext: string): Promise<AuthContext> {
+  if (!isWellFormedKey(plaintext)) throw errors.unauthorized('Malformed API key.');
+  const record = await documents.keys.findByHash(hashKey(plaintext));
+  if (!record) throw errors.unauthorized('Unknown API key.');
+  if (record.revokedAt) throw errors.unauthorized('This API key has been revoked.');
+  return { keyId: record.id, accountId: record.accountId, grantId: record.grantId, keyKind: record.kind };
+}

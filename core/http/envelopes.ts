@@ -1,0 +1,73 @@
+import type Koa from 'koa';
+import { ApiError, STATUS_NAMES } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+/**
+ * The one place errors become response bodies: the native envelope (SPEC:
+ * Error body) and the compatible envelope of `POST /audio/speech`.
+ */
+
+/** Turns anything thrown into an ApiError; unknown failures become a logged 500. */
+export function toApiError(err: unknown, logger?: Logger): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    switch (e.type) {
+      case 'entity.too.large':
+        return new ApiError(413, 'Request body is too large.');
+      case 'entity.parse.failed':
+        return new ApiError(400, 'Request body is not valid JSON.', { code: 'INVALID_JSON' });
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return new ApiError(415, 'Unsupported body encoding.');
+      default:
+        return new ApiError(status, e.expose && e.message ? e.message : STATUS_NAMES[status] ?? 'Request refused');
+    }
+  }
+  logger?.error('unhandled error', { err: err instanceof Error ? err : new Error(String(err)) });
+  return new ApiError(500, 'Internal error. Nothing was charged for a request that failed this way.');
+}
+
+export function nativeBody(err: ApiError, traceId: string): Record<string, unknown> {
+  const f = err.fields;
+  const body: Record<string, unknown> = {
+    statusCode: err.status,
+    message: err.messages,
+    error: STATUS_NAMES[err.status] ?? 'Error',
+  };
+  if (f.code) body.code = f.code;
+  if (f.retryAfterSeconds !== undefined) body.retryAfterSeconds = f.retryAfterSeconds;
+  if (f.resetAt !== undefined) body.resetAt = f.resetAt;
+  if (f.remaining !== undefined) body.remaining = f.remaining;
+  if (f.required !== undefined) body.required = f.required;
+  if (f.extra) Object.assign(body, f.extra);
+  body.traceId = traceId;
+  return body;
+}
+
+const COMPAT_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'insufficient_quota',
+  404: 'invalid_request_error',
+  409: 'invalid_request_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  422: 'content_policy_violation',
+  429: 'rate_limit_exceeded',
+};
+
+export function compatBody(err: ApiError): Record<string, unknown> {
+  const type = err.fields.compatType ?? COMPAT_TYPES[err.status] ?? 'api_error';
+  const message = Array.isArray(err.messages) ? err.messages.join('; ') : err.messages;
+  return { error: { message, type, param: err.fields.param ?? null, code: null } };
+}
+
+/** Writes an error response in the envelope the route asked for. */
+export function sendError(ctx: Koa.Context, err: ApiError, envelope: 'native' | 'compat', requestId: string): void {
+  ctx.status = err.status;
+  for (const [name, value] of Object.entries(err.fields.headers ?? {})) ctx.set(name, value);
+  if (err.fields.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(err.fields.retryAfterSeconds));
+  ctx.body = envelope === 'compat' ? compatBody(err) : nativeBody(err, requestId);
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { OutcomeEvent } from '../ports/analytics.ts';
+
+/**
+ * The log phase. Plugins annotate `ctx.state.outcome`; core publishes one
+ * event per tracked request after the response has fully ended (streams
+ * included), so no plugin can forget to.
+ */
+export interface OutcomeAnnotation {
+  route: string;
+  tracked: boolean;
+  /** rate-limited calls never reach the ledger */
+  skip: boolean;
+  grantId: string | null;
+  tokensCharged: number;
+  tokensRefunded: number;
+  characters: number;
+  audioSeconds: number;
+  genMs: number | null;
+  voice: string | null;
+  voiceName: string | null;
+  engine: string | null;
+  errorCode: string | null;
+  cacheHit: boolean;
+  queued: boolean;
+  jobId: string | null;
+  /** the response was sent but the work failed afterwards (stream cut short) */
+  failedAfterResponse: boolean;
+  /** work that must settle before the event is published (e.g. a stream's refund) */
+  pending: Promise<unknown>[];
+}
+
+export function newOutcome(route: string, tracked: boolean): OutcomeAnnotation {
+  return {
+    route, tracked, skip: false, grantId: null, tokensCharged: 0, tokensRefunded: 0, characters: 0, audioSeconds: 0,
+    genMs: null, voice: null, voiceName: null, engine: null, errorCode: null, cacheHit: false, queued: false, jobId: null,
+    failedAfterResponse: false, pending: [],
+  };
+}
+
+export function resultOf(status: number, o: OutcomeAnnotation): OutcomeEvent['result'] {
+  if (status >= 500 || o.failedAfterResponse) return 'error';
+  if (status >= 400) return 'denied';
+  if (o.cacheHit) return 'cache_hit';
+  if (o.queued) return 'queued';
+  return 'ok';
+}
+
+export function buildOutcomeEvent(input: {
+  requestId: string;
+  accountId: string | null;
+  keyId: string | null;
+  status: number;
+  outcome: OutcomeAnnotation;
+  errorCode: string | null;
+}): OutcomeEvent {
+  const o = input.outcome;
+  const result = resultOf(input.status, o);
+  const errorCode = o.errorCode ?? input.errorCode ?? (result === 'denied' ? `http_${input.status}` : result === 'error' ? 'synthesis_failed' : null);
+  return {
+    id: 'out_' + randomUUID(),
+    at: new Date().toISOString(),
+    requestId: input.requestId,
+    accountId: input.accountId,
+    keyId: input.keyId,
+    grantId: o.grantId,
+    route: o.route,
+    status: input.status,
+    result,
+    tokensCharged: o.tokensCharged,
+    tokensRefunded: o.tokensRefunded,
+    characters: o.characters,
+    audioSeconds: Math.round(o.audioSeconds * 1000) / 1000,
+    genMs: o.genMs,
+    voice: o.voice,
+    voiceName: o.voiceName,
+    engine: o.engine,
+    errorCode: result === 'ok' || result === 'queued' || result === 'cache_hit' ? null : errorCode,
+    cacheHit: o.cacheHit,
+    queued: o.queued,
+    jobId: o.jobId,
+  };
+}

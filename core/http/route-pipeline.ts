@@ -1,0 +1,137 @@
+import type Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { CoreServices, RouteDefinition, RouteContext } from '../plugin.ts';
+import { ApiError } from '../errors.ts';
+import { authenticate, readPresentedKey } from './auth.ts';
+import { enforceRateLimit, RATE_CLASS_LIMITS } from './rate-limit.ts';
+import { sendError, toApiError } from './envelopes.ts';
+import { buildOutcomeEvent, newOutcome } from './outcome.ts';
+import { TOPICS } from '../ports/bus.ts';
+import type { RequestBilling } from '../billing/service.ts';
+
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+
+/** Runs `fn` once the response has fully ended (streamed bodies included). */
+function onResponseEnd(res: Koa.Context['res'], fn: () => void): void {
+  if (res.writableFinished || res.destroyed) setImmediate(fn);
+  else res.once('close', fn);
+}
+
+function bodyParser(def: RouteDefinition): Koa.Middleware | null {
+  if (def.method === 'GET' || def.method === 'DELETE' || def.body === 'none') return null;
+  if (def.body === 'multipart') {
+    return koaBody({
+      multipart: true,
+      urlencoded: true,
+      json: false,
+      formidable: { maxFileSize: MAX_UPLOAD_BYTES, maxFiles: 1, allowEmptyFiles: false },
+      onError: (err) => {
+        const message = String((err as Error).message ?? err);
+        if (/maxFileSize|exceeded|too large/i.test(message)) throw new ApiError(413, 'Uploaded file is larger than 10 MB.');
+        throw new ApiError(400, `Could not read the multipart form: ${message}`);
+      },
+    });
+  }
+  return koaBody({ json: true, urlencoded: false, text: false, jsonLimit: def.jsonLimit ?? '1mb', jsonStrict: true });
+}
+
+function requireJsonContentType(ctx: Koa.Context): void {
+  const length = Number(ctx.get('content-length') || 0);
+  const chunked = ctx.get('transfer-encoding') !== '';
+  if ((length > 0 || chunked) && !ctx.is('application/json')) {
+    throw new ApiError(415, 'Send the request body as JSON with Content-Type: application/json.', { code: 'UNSUPPORTED_MEDIA_TYPE' });
+  }
+}
+
+/**
+ * Core's request phases around one plugin route, in order: outcome (log
+ * phase, published after the response ends), error boundary (route's own
+ * envelope), authentication, rate limit, body parsing, handler.
+ */
+export function routePipeline(def: RouteDefinition, services: CoreServices): Koa.Middleware {
+  const parse = bodyParser(def);
+  const envelope = def.envelope ?? 'native';
+  const perMinute = def.perMinute;
+  const rateLimit = def.rateClass ? RATE_CLASS_LIMITS[def.rateClass] : null;
+
+  return async (koaCtx) => {
+    const ctx = koaCtx as unknown as RouteContext;
+    const state = ctx.state;
+    const outcome = newOutcome(def.name, def.tracked ?? false);
+    state.outcome = outcome;
+    state.auth = null;
+    state.billing = requestBilling(ctx, services);
+    let errorCode: string | null = null;
+
+    onResponseEnd(ctx.res, () => {
+      void publishOutcome(ctx, services, def, errorCode);
+    });
+
+    try {
+      if (def.auth !== 'none') {
+        const key = readPresentedKey(ctx.headers, def.extraKeyHeader);
+        if (key) state.auth = await authenticate(services.documents, key);
+        else if (def.auth === 'required') throw new ApiError(401, 'Missing API key. Send Authorization: Bearer <API_KEY> or X-API-Key: <API_KEY>.');
+      }
+      if (state.auth && (rateLimit !== null || perMinute)) {
+        try {
+          const bucket = rateLimit !== null ? `rate:${def.rateClass}` : `op:${def.name}`;
+          const limited = await enforceRateLimit(services.counters.rateLimiter, bucket, state.auth.keyId, rateLimit ?? perMinute!);
+          for (const [name, value] of Object.entries(limited.headers)) ctx.set(name, value);
+        } catch (err) {
+          outcome.skip = true;
+          throw err;
+        }
+      }
+      if (parse) {
+        if (def.body !== 'multipart') requireJsonContentType(ctx);
+        await parse(ctx as unknown as Koa.Context, async () => {});
+      }
+      await def.handler(ctx);
+    } catch (err) {
+      const apiError = toApiError(err, services.logger);
+      errorCode = apiError.fields.usageCode ?? null;
+      if (outcome.tokensCharged > 0 && apiError.status >= 500 && outcome.tokensRefunded === 0) {
+        services.logger.error('route failed after charging without refunding', { route: def.name, requestId: state.requestId });
+      }
+      sendError(ctx as unknown as Koa.Context, apiError, envelope, state.requestId);
+    }
+  };
+}
+
+function requestBilling(ctx: RouteContext, services: CoreServices): RequestBilling {
+  return {
+    async charge({ engine, tokens }) {
+      const auth = ctx.state.auth;
+      if (!auth) throw new ApiError(401, 'An API key is required.');
+      const charge = await services.billing.charge({
+        payer: { accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId },
+        engine, tokens, route: ctx.state.outcome.route, requestId: ctx.state.requestId,
+      });
+      ctx.state.outcome.tokensCharged += charge.tokens;
+      ctx.state.outcome.grantId = charge.grantId;
+      return charge;
+    },
+    async refund(charge, tokens) {
+      const amount = Math.min(tokens ?? charge.tokens, charge.tokens);
+      if (await services.billing.refund(charge, amount)) ctx.state.outcome.tokensRefunded += amount;
+    },
+  };
+}
+
+async function publishOutcome(ctx: RouteContext, services: CoreServices, def: RouteDefinition, errorCode: string | null): Promise<void> {
+  const outcome = ctx.state.outcome;
+  const status = ctx.status;
+  services.metrics.httpDuration.observe({ route: def.name, method: def.method, status: String(status) }, (performance.now() - (ctx.state as any).startedAt) / 1000);
+  if (!outcome.tracked || outcome.skip) return;
+  try {
+    await Promise.allSettled(outcome.pending);
+    const auth = ctx.state.auth;
+    if (!auth) return; // a refusal that no account can be charged for belongs to no one's usage
+    const event = buildOutcomeEvent({ requestId: ctx.state.requestId, accountId: auth.accountId, keyId: auth.keyId, status, outcome, errorCode });
+    await services.bus.publish(TOPICS.outcomes, [{ id: event.id, key: auth.accountId, value: event }]);
+    services.metrics.busPublished.inc({ topic: TOPICS.outcomes });
+  } catch (err) {
+    services.logger.error('could not publish outcome', { err: err as Error, route: def.name });
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The rewrite rules of deterministic text preparation, in the order they
+ * must run: each rule consumes digits and symbols that a later, more general
+ * rule would otherwise read the wrong way (a phone number must be spoken
+ * digit by digit before the cardinal rule sees it; a date's slashes must go
+ * before the fraction rule).
+ */
+import {
+  NUMBER_PATTERN, parseRoman, readCardinal, readDigits, readMonth, readNumberToken, readOrdinal,
+} from './numbers.ts';
+import {
+  ABBREVIATIONS, CURRENCY_AFTER, CURRENCY_BEFORE, SCALE_SUFFIXES, UNITS, alternation,
+} from './lexicon.ts';
+
+export type Rule = (text: string) => string;
+
+/** Not preceded / followed by a letter or digit (JS \b is ASCII-only and misses Vietnamese letters). */
+const START = String.raw`(?<![\p{L}\p{N}])`;
+const END = String.raw`(?![\p{L}\p{N}])`;
+const NUM = `(${NUMBER_PATTERN})`;
+
+const re = (source: string) => new RegExp(source, 'gu');
+
+const abbreviationRe = re(`${START}(${alternation(Object.keys(ABBREVIATIONS))})${END}`);
+export const expandAbbreviations: Rule = (text) =>
+  text
+    .replace(abbreviationRe, (m) => ABBREVIATIONS[m] ?? m)
+    .replace(re(`${START}Q\\.\\s?(?=\\d)`), 'quận ')
+    .replace(re(`${START}P\\.\\s?(?=\\d)`), 'phường ');
+
+const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84|0)(\d{2,3})[ .-]?(\d{3})[ .-]?(\d{3,4})(?!\p{N})`);
+export const readPhoneNumbers: Rule = (text) =>
+  text.replace(phoneRe, (_m, prefix: string, a: string, b: string, c: string) => {
+    const head = prefix === '+84' ? 'cộng tám bốn' : 'không';
+    return `${head} ${readDigits(a + b + c)}`;
+  });
+
+const validDay = (d: number) => d >= 1 && d <= 31;
+const validMonth = (m: number) => m >= 1 && m <= 12;
+const precededBy = (text: string, offset: number, word: RegExp) => word.test(text.slice(Math.max(0, offset - 12), offset));
+
+const fullDateRe = re(String.raw`(?<!\p{N})(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?!\p{N})`);
+const dayMonthRe = re(String.raw`(?<=(ngày|mùng|hôm|sáng|trưa|chiều|tối|đêm|Ngày|Mùng|Hôm|Sáng|Trưa|Chiều|Tối|Đêm) )(\d{1,2})/(\d{1,2})(?![\p{N}/])`);
+const monthYearRe = re(String.raw`(?<![\p{N}/])(\d{1,2})/(\d{4})(?!\p{N})`);
+const monthWordRe = re(String.raw`(?<=[tT]háng )(\d{1,2})(?![\p{N}/.,])`);
+
+export const readDates: Rule = (text) =>
+  text
+    .replace(fullDateRe, (m, d: string, _sep, mo: string, y: string, offset: number, all: string) => {
+      if (!validDay(+d) || !validMonth(+mo)) return m;
+      const lead = precededBy(all, offset, /ngày\s$/iu) ? '' : 'ngày ';
+      return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)} năm ${readCardinal(y)}`;
+    })
+    .replace(dayMonthRe, (m, word: string, d: string, mo: string) => {
+      if (!validDay(+d) || !validMonth(+mo)) return m;
+      const lead = /^(ngày|mùng)$/iu.test(word) ? '' : 'ngày ';
+      return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)}`;
+    })
+    .replace(monthYearRe, (m, mo: string, y: string, offset: number, all: string) => {
+      if (!validMonth(+mo)) return m;
+      const lead = precededBy(all, offset, /tháng\s$/iu) ? '' : 'tháng ';
+      return `${lead}${readMonth(+mo)} năm ${readCardinal(y)}`;
+    })
+    .replace(monthWordRe, (m, mo: string) => (validMonth(+mo) ? readMonth(+mo) : m));
+
+const clockRe = re(String.raw`(?<![\p{N}:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\p{N}:])`);
+const hourMarkRe = re(String.raw`${START}(\d{1,2})h(\d{2})?(p|ph|')?${END}`);
+
+function readClock(h: string, m: string | undefined, s: string | undefined, minuteWord: boolean): string | null {
+  if (+h > 24 || (m !== undefined && +m > 59) || (s !== undefined && +s > 59)) return null;
+  const parts = [`${readCardinal(h)} giờ`];
+  if (m !== undefined && (+m > 0 || s !== undefined)) parts.push(readCardinal(m) + (minuteWord ? ' phút' : ''));
+  if (s !== undefined) parts.push(`${readCardinal(s)} giây`);
+  return parts.join(' ');
+}
+
+export const readTimes: Rule = (text) =>
+  text
+    .replace(clockRe, (m, h: string, mi: string, s: string | undefined) => readClock(h, mi, s, true) ?? m)
+    .replace(hourMarkRe, (m, h: string, mi: string | undefined, suffix: string | undefined) =>
+      readClock(h, mi, undefined, suffix !== undefined) ?? m);
+
+/** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
+export const readRanges: Rule = (text) => text.replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
+
+/** A minus sign that starts a token is "âm" ("-5°C"). */
+export const readNegatives: Rule = (text) => text.replace(/(?<=^|[\s(])[-−](?=\d)/gmu, 'âm ');
+
+const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
+const currencyBeforeRe = re(`(${alternation(Object.keys(CURRENCY_BEFORE))})\\s?${NUM}(?:\\s?(${scaleAlt})${END})?`);
+const currencyAfterRe = re(`${NUM}(?:\\s?(${scaleAlt}))?\\s?(${alternation(Object.keys(CURRENCY_AFTER))})(?![\\p{L}\\p{N}])`);
+
+function amount(num: string, scale: string | undefined): string {
+  return scale ? `${readNumberToken(num)} ${SCALE_SUFFIXES[scale]}` : readNumberToken(num);
+}
+
+export const readCurrencies: Rule = (text) =>
+  text
+    .replace(currencyBeforeRe, (_m, sym: string, num: string, scale: string | undefined) =>
+      `${amount(num, scale)} ${CURRENCY_BEFORE[sym]}`)
+    .replace(currencyAfterRe, (_m, num: string, scale: string | undefined, cur: string) =>
+      `${amount(num, scale)} ${CURRENCY_AFTER[cur]}`);
+
+export const readPercentages: Rule = (text) =>
+  text.replace(re(`${NUM}\\s?%`), (_m, num: string) => `${readNumberToken(num)} phần trăm`);
+
+const unitRe = re(`${NUM}\\s?(${alternation(Object.keys(UNITS))})${END}`);
+export const readUnits: Rule = (text) =>
+  text.replace(unitRe, (_m, num: string, unit: string) => `${readNumberToken(num)} ${UNITS[unit]}`);
+
+/** "50k", "2tr": informal amounts without a currency. */
+export const readScaleSuffixes: Rule = (text) =>
+  text.replace(re(`${NUM}(k|K|tr)${END}`), (_m, num: string, s: string) => amount(num, s));
+
+export const readOrdinals: Rule = (text) =>
+  text.replace(re(String.raw`(?<=[tT]hứ )(\d{1,2})(?!\p{N})`), (_m, n: string) => readOrdinal(+n));
+
+const romanContextRe = re(String.raw`((?:[tT]hế kỷ|[tT]hế kỉ|[tT]hế chiến|[đĐ]ại hội|[kK]hóa|[kK]hoá|[cC]hương|[pP]hần) )([IVXLCDM]+)${END}`);
+export const readRomanNumerals: Rule = (text) =>
+  text.replace(romanContextRe, (m, lead: string, roman: string) => {
+    const n = parseRoman(roman);
+    return n === null ? m : lead + readCardinal(String(n));
+  });
+
+export const readFractions: Rule = (text) =>
+  text.replace(/(?<![\p{N}/])(\d{1,4})\/(\d{1,4})(?![\p{N}/])/gu, (_m, a: string, b: string) =>
+    `${readCardinal(a)} ${+a < +b ? 'phần' : 'trên'} ${readCardinal(b)}`);
+
+export const readRemainingNumbers: Rule = (text) =>
+  text.replace(re(`(?<!\\p{N})${NUM}(?![\\p{N}])`), (_m, num: string) => readNumberToken(num));
+
+/** Symbols a reader says aloud, and markdown emphasis that must not be read. */
+export const readSymbols: Rule = (text) =>
+  text
+    .replace(/\s*&\s*/gu, ' và ')
+    .replace(/%/gu, ' phần trăm')
+    .replace(/[*_`~#|]+/gu, ' ');
+
+export const tidyWhitespace: Rule = (text) =>
+  text
+    .replace(/\r\n?/g, '\n')
+    .replace(/[^\S\n]+/gu, ' ')
+    .replace(/ ?\n ?/g, '\n')
+    .replace(/\n{2,}/g, '\n')
+    .replace(/ +([.,!?;:…])/gu, '$1')
+    .trim();

@@ -1,0 +1,97 @@
+/**
+ * Chunk boundaries for streaming. The engine renders one chunk at a time, so
+ * the first chunk decides time-to-first-audio and every boundary is a place
+ * where a natural pause is acceptable: sentence ends first, then commas in
+ * long sentences, then spaces as a last resort.
+ */
+import { segmentCues } from './cues.ts';
+
+export interface SplitOptions {
+  /** hard ceiling on a chunk's length in characters */
+  maxChars?: number;
+  /** sentences longer than this are cut at commas */
+  clauseChars?: number;
+}
+
+const DEFAULTS: Required<SplitOptions> = { maxChars: 250, clauseChars: 120 };
+
+/** Sentence terminators, with closing quotes and brackets kept on the sentence they end. */
+const SENTENCE_END = /[.!?…;:]+["'”’»)\]]*(?=\s|$)/gu;
+const SPEAKABLE = /[\p{L}\p{N}]/u;
+
+function splitSentences(line: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (const m of line.matchAll(SENTENCE_END)) {
+    const end = m.index! + m[0].length;
+    out.push(line.slice(start, end));
+    start = end;
+  }
+  out.push(line.slice(start));
+  return out.map((s) => s.trim()).filter(Boolean);
+}
+
+/** Packs comma-separated clauses greedily so that no piece exceeds `limit` unless one clause alone does. */
+function splitClauses(sentence: string, limit: number): string[] {
+  const clauses = sentence.split(/(?<=,)\s+/u);
+  const out: string[] = [];
+  let current = '';
+  for (const clause of clauses) {
+    const joined = current ? `${current} ${clause}` : clause;
+    if (current && joined.length > limit) {
+      out.push(current);
+      current = clause;
+    } else {
+      current = joined;
+    }
+  }
+  if (current) out.push(current);
+  return out;
+}
+
+/** Cuts at spaces so that every piece is at most `limit`; a single longer word is cut hard. */
+function splitAtSpaces(text: string, limit: number): string[] {
+  const out: string[] = [];
+  let current = '';
+  for (const word of text.split(/\s+/u)) {
+    for (let w = word; w.length > 0; ) {
+      const piece = w.length > limit ? w.slice(0, limit) : w;
+      w = w.slice(piece.length);
+      const joined = current ? `${current} ${piece}` : piece;
+      if (joined.length > limit) {
+        out.push(current);
+        current = piece;
+      } else {
+        current = joined;
+      }
+    }
+  }
+  if (current) out.push(current);
+  return out;
+}
+
+function chunkText(text: string, opts: Required<SplitOptions>): string[] {
+  const out: string[] = [];
+  for (const line of text.split(/\n+/u)) {
+    for (const sentence of splitSentences(line)) {
+      const clauses = sentence.length > opts.clauseChars ? splitClauses(sentence, opts.clauseChars) : [sentence];
+      for (const clause of clauses) out.push(...splitAtSpaces(clause, opts.maxChars));
+    }
+  }
+  return out;
+}
+
+/**
+ * Splits prepared text into ordered, non-empty chunks. Cue tags become chunks
+ * of their own; chunks with nothing speakable (a lone "…") are dropped.
+ */
+export function splitChunks(text: string, options: SplitOptions = {}): string[] {
+  const opts = { ...DEFAULTS, ...options };
+  if (opts.maxChars < 1 || opts.clauseChars < 1) throw new RangeError('chunk limits must be positive');
+  const out: string[] = [];
+  for (const segment of segmentCues(text)) {
+    if (segment.kind === 'cue') out.push(`[${segment.cue}]`);
+    else out.push(...chunkText(segment.text, opts).filter((c) => SPEAKABLE.test(c)));
+  }
+  return out;
+}
