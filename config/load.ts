@@ -38,6 +38,10 @@ export interface Config {
     queueMaxDepth: number;
     userQueueMax: number;
     streamCapacity: number;
+    /** SPEC Limits: requests per minute per key for each route class */
+    ratePerMinute: { speech: number; dialogue: number; media: number };
+    /** per-key limit of the balance and usage routes */
+    accountRoutesPerMinute: number;
     streamsPerGrant: number;
     streamHeartbeatSeconds: number;
     streamAbandonSeconds: number;
@@ -119,6 +123,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       queueMaxDepth: v.QUEUE_MAX_DEPTH,
       userQueueMax: v.USER_QUEUE_MAX,
       streamCapacity: v.STREAM_CAPACITY,
+      accountRoutesPerMinute: v.ACCOUNT_ROUTES_PER_MINUTE,
+      ratePerMinute: { speech: v.RATE_SPEECH_PER_MINUTE, dialogue: v.RATE_DIALOGUE_PER_MINUTE, media: v.RATE_MEDIA_PER_MINUTE },
       streamsPerGrant: v.STREAMS_PER_GRANT,
       streamHeartbeatSeconds: v.STREAM_HEARTBEAT_SECONDS,
       streamAbandonSeconds: v.STREAM_ABANDON_SECONDS,

@@ -40,6 +40,10 @@ export const envSchema = Joi.object({
 
   QUEUE_MAX_DEPTH: Joi.number().integer().min(1).default(10000),
   USER_QUEUE_MAX: Joi.number().integer().min(1).default(30),
+  RATE_SPEECH_PER_MINUTE: Joi.number().integer().min(1).default(300),
+  RATE_DIALOGUE_PER_MINUTE: Joi.number().integer().min(1).default(20),
+  RATE_MEDIA_PER_MINUTE: Joi.number().integer().min(1).default(10),
+  ACCOUNT_ROUTES_PER_MINUTE: Joi.number().integer().min(1).default(600),
   STREAM_CAPACITY: Joi.number().integer().min(1).default(64),
   STREAMS_PER_GRANT: Joi.number().integer().min(1).default(4),
   STREAM_HEARTBEAT_SECONDS: Joi.number().min(0.1).default(2),

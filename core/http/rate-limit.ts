@@ -1,13 +1,5 @@
 import type { RateLimiter } from '../ports/counters.ts';
-import type { RateClass } from '../plugin.ts';
 import { ApiError } from '../errors.ts';
-
-/** SPEC "Limits": application rate per key and route class, per minute. */
-export const RATE_CLASS_LIMITS: Record<Exclude<RateClass, null>, number> = {
-  speech: 300,
-  dialogue: 20,
-  media: 10,
-};
 
 export interface RateOutcome {
   headers: Record<string, string>;

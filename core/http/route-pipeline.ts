@@ -3,7 +3,7 @@ import { koaBody } from 'koa-body';
 import type { CoreServices, RouteDefinition, RouteContext } from '../plugin.ts';
 import { ApiError } from '../errors.ts';
 import { authenticate, readPresentedKey } from './auth.ts';
-import { enforceRateLimit, RATE_CLASS_LIMITS } from './rate-limit.ts';
+import { enforceRateLimit } from './rate-limit.ts';
 import { sendError, toApiError } from './envelopes.ts';
 import { buildOutcomeEvent, newOutcome } from './outcome.ts';
 import { TOPICS } from '../ports/bus.ts';
@@ -52,7 +52,8 @@ export function routePipeline(def: RouteDefinition, services: CoreServices): Koa
   const parse = bodyParser(def);
   const envelope = def.envelope ?? 'native';
   const perMinute = def.perMinute;
-  const rateLimit = def.rateClass ? RATE_CLASS_LIMITS[def.rateClass] : null;
+  // SPEC Limits: 300/min speech routes, 20/min dialogue, 10/min dub and srt (configurable for tests).
+  const rateLimit = def.rateClass ? services.config.limits.ratePerMinute[def.rateClass] : null;
 
   return async (koaCtx) => {
     const ctx = koaCtx as unknown as RouteContext;

@@ -1,3 +1,5 @@
+import type { JobsStore } from './jobs.ts';
+
 /**
  * Documents port: the system of record (accounts, keys, grants, the billing
  * ledger and its outbox, jobs, webhooks). Shaped by what the domain does with
@@ -162,7 +164,7 @@ export interface Documents {
   outbox: OutboxStore;
   ledger: LedgerStore;
   clones: ClonesStore;
-  /** later issues add: jobs, webhooks, deliveries, notifications */
+  jobs: JobsStore;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { splitChunks, type SplitOptions } from './split.ts';
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
-  readScaleSuffixes, readSymbols, readTimes, readUnits, tidyWhitespace, type Rule,
+  readScaleSuffixes, readSymbols, readTimes, readUnits, separateCodeHyphens, tidyWhitespace, type Rule,
 } from './rules.ts';
 
 export interface PreparedText {
@@ -28,6 +28,7 @@ const PIPELINE: Rule[] = [
   readTimes,
   readRomanNumerals,
   readOrdinals,
+  separateCodeHyphens,
   readRanges,
   readNegatives,
   readCurrencies,

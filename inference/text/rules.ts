@@ -28,10 +28,10 @@ export const expandAbbreviations: Rule = (text) =>
     .replace(re(`${START}Q\\.\\s?(?=\\d)`), 'quận ')
     .replace(re(`${START}P\\.\\s?(?=\\d)`), 'phường ');
 
-const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84|0)(\d{2,3})[ .-]?(\d{3})[ .-]?(\d{3,4})(?!\p{N})`);
+const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84[ .-]?|0)(\d{2,3})[ .-]?(\d{3})[ .-]?(\d{3,4})(?!\p{N})`);
 export const readPhoneNumbers: Rule = (text) =>
   text.replace(phoneRe, (_m, prefix: string, a: string, b: string, c: string) => {
-    const head = prefix === '+84' ? 'cộng tám bốn' : 'không';
+    const head = prefix.startsWith('+') ? 'cộng tám bốn' : 'không';
     return `${head} ${readDigits(a + b + c)}`;
   });
 
@@ -79,6 +79,9 @@ export const readTimes: Rule = (text) =>
     .replace(clockRe, (m, h: string, mi: string, s: string | undefined) => readClock(h, mi, s, true) ?? m)
     .replace(hourMarkRe, (m, h: string, mi: string | undefined, suffix: string | undefined) =>
       readClock(h, mi, undefined, suffix !== undefined) ?? m);
+
+/** "COVID-19", "F-16": the hyphen joins a name to a number and is not read. */
+export const separateCodeHyphens: Rule = (text) => text.replace(/(?<=\p{L})-(?=\d)|(?<=\d)-(?=\p{L})/gu, ' ');
 
 /** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
 export const readRanges: Rule = (text) => text.replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');

@@ -18,12 +18,15 @@ const DEFAULTS: Required<SplitOptions> = { maxChars: 250, clauseChars: 120 };
 /** Sentence terminators, with closing quotes and brackets kept on the sentence they end. */
 const SENTENCE_END = /[.!?…;:]+["'”’»)\]]*(?=\s|$)/gu;
 const SPEAKABLE = /[\p{L}\p{N}]/u;
+/** A full stop after these (English titles, initials) does not end a sentence. */
+const NOT_A_SENTENCE_END = /(?:^|\s)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|Inc|Ltd|Co|No|e\.g|i\.e|\p{Lu})\.$/u;
 
 function splitSentences(line: string): string[] {
   const out: string[] = [];
   let start = 0;
   for (const m of line.matchAll(SENTENCE_END)) {
     const end = m.index! + m[0].length;
+    if (m[0] === '.' && NOT_A_SENTENCE_END.test(line.slice(start, end))) continue;
     out.push(line.slice(start, end));
     start = end;
   }

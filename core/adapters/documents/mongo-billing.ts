@@ -217,12 +217,14 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
 export function createMongoOutbox(grants: Collection<GrantDoc>): OutboxStore {
   return {
     async pending(limit) {
+      if (limit <= 0) return [];
       const items = await grants
         .aggregate([
           { $match: { 'outbox.queuedAt': { $exists: true } } },
-          { $project: { _id: 0, outbox: 1 } },
-          { $unwind: '$outbox' },
-          { $sort: { 'outbox.queuedAt': 1, 'outbox.id': 1 } },
+          { $project: { outbox: 1 } },
+          // $$NOW has millisecond resolution: ties fall back to the grant, then to the order of its array.
+          { $unwind: { path: '$outbox', includeArrayIndex: 'position' } },
+          { $sort: { 'outbox.queuedAt': 1, _id: 1, position: 1 } },
           { $limit: limit },
           { $replaceRoot: { newRoot: '$outbox' } },
         ])

@@ -1,4 +1,5 @@
 import type { Db, MongoClient } from 'mongodb';
+import { createMongoJobs } from './mongo-jobs.ts';
 import type {
   Account,
   AccountsStore,
@@ -48,6 +49,7 @@ export async function createMongoDocuments(client: MongoClient, dbName: string):
     outbox: createMongoOutbox(grants),
     ledger: createMongoLedger(ledger),
     clones: createClones(db),
+    jobs: await createMongoJobs(db),
     async ping() {
       await db.command({ ping: 1 });
     },

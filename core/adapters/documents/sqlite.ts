@@ -9,6 +9,7 @@ import type {
   KeysStore,
 } from '../../ports/documents.ts';
 import { createSqliteGrants, createSqliteLedger, createSqliteOutbox } from './sqlite-billing.ts';
+import { createSqliteJobs } from './sqlite-jobs.ts';
 import { ACCOUNT_COLUMNS, CLONE_COLUMNS, KEY_COLUMNS, createDocumentTables } from './sqlite-schema.ts';
 
 /**
@@ -26,6 +27,7 @@ export function createSqliteDocuments(db: EmbeddedDb): Documents {
     outbox: createSqliteOutbox(db),
     ledger: createSqliteLedger(db),
     clones: createClones(db),
+    jobs: createSqliteJobs(db),
     async ping() {
       ping.get();
     },

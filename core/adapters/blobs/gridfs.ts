@@ -1,0 +1,87 @@
+import { GridFSBucket, type Db, type GridFSFile } from 'mongodb';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { BlobInfo, Blobs } from '../../ports/blobs.ts';
+import { blobKeySegments } from './keys.ts';
+
+/**
+ * Production blobs in MongoDB GridFS: the key is the file name and the
+ * content type sits in the file's metadata. GridFS keeps every upload of a
+ * name as its own file, so a put removes the versions older than itself and
+ * a read takes the newest; two concurrent puts never delete each other's
+ * newer upload, and a reader never sees a half-written one (GridFS writes the
+ * file document only after the last chunk).
+ */
+const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
+function contentTypeOf(file: GridFSFile): string {
+  const type = (file.metadata as { contentType?: unknown } | undefined)?.contentType;
+  return typeof type === 'string' ? type : DEFAULT_CONTENT_TYPE;
+}
+
+function isFileNotFound(err: unknown): boolean {
+  return err instanceof Error && /file not found/i.test(err.message);
+}
+
+export function createGridFsBlobs(db: Db, bucketName = 'blobs'): Blobs {
+  const bucket = new GridFSBucket(db, { bucketName });
+
+  const newest = async (key: string): Promise<GridFSFile | null> =>
+    bucket.find({ filename: key }).sort({ uploadDate: -1, _id: -1 }).limit(1).next();
+
+  const remove = async (files: GridFSFile[]): Promise<void> => {
+    for (const file of files) {
+      try {
+        await bucket.delete(file._id);
+      } catch (err) {
+        // a concurrent put or delete removed it first
+        if (!isFileNotFound(err)) throw err;
+      }
+    }
+  };
+
+  return {
+    async put(key, data, contentType): Promise<BlobInfo> {
+      blobKeySegments(key);
+      const upload = bucket.openUploadStream(key, { metadata: { contentType } });
+      const source = Buffer.isBuffer(data) ? Readable.from([data]) : data;
+      await pipeline(source, upload);
+      const file = upload.gridFSFile;
+      if (!file) throw new Error(`GridFS upload of ${key} finished without a file document`);
+      const older = await bucket
+        .find({
+          filename: key,
+          $or: [{ uploadDate: { $lt: file.uploadDate } }, { uploadDate: file.uploadDate, _id: { $lt: file._id } }],
+        })
+        .toArray();
+      await remove(older);
+      return { key, size: file.length, contentType };
+    },
+
+    async open(key) {
+      blobKeySegments(key);
+      const file = await newest(key);
+      if (!file) return null;
+      const info: BlobInfo = { key, size: file.length, contentType: contentTypeOf(file) };
+      return { info, stream: bucket.openDownloadStream(file._id) };
+    },
+
+    async exists(key) {
+      blobKeySegments(key);
+      return (await newest(key)) !== null;
+    },
+
+    async delete(key) {
+      blobKeySegments(key);
+      await remove(await bucket.find({ filename: key }).toArray());
+    },
+
+    async ping() {
+      await db.command({ ping: 1 });
+    },
+
+    async close() {
+      // The database handle belongs to the client the runtime connected and closes.
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import type { Counters, IdempotencyRecord, IdempotencyStore, SlotPool } from '../../ports/counters.ts';
+import { createCachedRateLimiter } from './rate-limits.ts';
+
+/**
+ * Production counters on Redis (ioredis + rate-limiter-flexible), shared by
+ * every API process. Read-check-write sequences run as Lua scripts so each is
+ * one atomic step on the server; slot expiry uses the server clock, so API
+ * hosts with skewed clocks still agree on which slots are stale.
+ * The adapter owns the client it is given: close() quits it.
+ */
+
+// Reserve when absent, otherwise hand back what is there, in one round trip.
+const BEGIN_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return false end
+return redis.call('GET', KEYS[1])`;
+
+// Only a reservation may be dropped: a completed reply must survive for retries.
+const ABANDON_LUA = `
+local v = redis.call('GET', KEYS[1])
+if v and cjson.decode(v).state == 'in_flight' then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const NOW_MS_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+// Slots are members scored by their expiry time; stale ones are removed before counting.
+const ACQUIRE_LUA = `${NOW_MS_LUA}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local n = redis.call('ZCARD', KEYS[1])
+if n >= tonumber(ARGV[1]) then return {0, n} end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return {1, n + 1}`;
+
+const IN_USE_LUA = `${NOW_MS_LUA}
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
+
+type Script = (keys: string[], args: Array<string | number>) => Promise<unknown>;
+
+/** EVALSHA with a fallback to EVAL the first time a server has not seen the script. */
+function script(redis: Redis, lua: string): Script {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return async (keys, args) => {
+    try {
+      return await redis.evalsha(sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(lua, keys.length, ...keys, ...args);
+    }
+  };
+}
+
+function ttlMs(ttlSeconds: number): number {
+  if (!(ttlSeconds > 0) || !Number.isFinite(ttlSeconds)) throw new TypeError(`ttl must be positive, got ${ttlSeconds}`);
+  return Math.ceil(ttlSeconds * 1000);
+}
+
+export function createRedisCounters(redis: Redis, prefix = 'counters:'): Counters {
+  return {
+    rateLimiter: createCachedRateLimiter(
+      (opts) => new RateLimiterRedis({ ...opts, storeClient: redis, keyPrefix: `${prefix}${opts.keyPrefix}` }),
+    ),
+    idempotency: createRedisIdempotency(redis, `${prefix}idem:`),
+    slots: createRedisSlots(redis, `${prefix}slots:`),
+    async ping() {
+      await redis.ping();
+    },
+    async close() {
+      await redis.quit();
+    },
+  };
+}
+
+function createRedisIdempotency(redis: Redis, prefix: string): IdempotencyStore {
+  const begin = script(redis, BEGIN_LUA);
+  const abandon = script(redis, ABANDON_LUA);
+  return {
+    async begin(key, fingerprint, ttlSeconds) {
+      const record: IdempotencyRecord = { state: 'in_flight', fingerprint };
+      const existing = await begin([prefix + key], [JSON.stringify(record), ttlMs(ttlSeconds)]);
+      return typeof existing === 'string' ? (JSON.parse(existing) as IdempotencyRecord) : null;
+    },
+    async complete(key, record, ttlSeconds) {
+      await redis.set(prefix + key, JSON.stringify(record), 'PX', ttlMs(ttlSeconds));
+    },
+    async abandon(key) {
+      await abandon([prefix + key], []);
+    },
+  };
+}
+
+function createRedisSlots(redis: Redis, prefix: string): SlotPool {
+  const acquire = script(redis, ACQUIRE_LUA);
+  const inUse = script(redis, IN_USE_LUA);
+  return {
+    async acquire(key, max, ttlSeconds) {
+      const slotId = randomUUID();
+      const [ok, count] = (await acquire([prefix + key], [max, ttlMs(ttlSeconds), slotId])) as [number, number];
+      return ok === 1 ? { ok: true, slotId, inUse: count } : { ok: false, slotId: null, inUse: count };
+    },
+    async release(key, slotId) {
+      await redis.zrem(prefix + key, slotId);
+    },
+    async inUse(key) {
+      return Number(await inUse([prefix + key], []));
+    },
+  };
+}

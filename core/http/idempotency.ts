@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import type { IdempotencyStore } from '../ports/counters.ts';
+import { ApiError } from '../errors.ts';
+
+/**
+ * `Idempotency-Key` (SPEC: POST /tts): 8 to 128 printable ASCII characters
+ * without whitespace, scoped to the API key, kept 24 hours. A replay returns
+ * the original response with `Idempotent-Replayed: true` and charges nothing.
+ */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+const VALID_KEY = /^[\x21-\x7E]{8,128}$/;
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+export function fingerprint(body: unknown): string {
+  return createHash('sha256').update(JSON.stringify(body ?? null)).digest('hex');
+}
+
+export type IdempotentResult = { replayed: boolean; response: StoredResponse };
+
+export async function runIdempotent(
+  store: IdempotencyStore,
+  scope: string,
+  key: string | undefined,
+  body: unknown,
+  work: () => Promise<StoredResponse>,
+): Promise<IdempotentResult> {
+  if (key === undefined) return { replayed: false, response: await work() };
+  if (!VALID_KEY.test(key)) {
+    throw new ApiError(400, 'Idempotency-Key must be 8 to 128 printable ASCII characters without whitespace.', { code: 'IDEMPOTENCY_KEY_INVALID', param: 'Idempotency-Key' });
+  }
+  const storeKey = `idem:${scope}:${key}`;
+  const print = fingerprint(body);
+  const existing = await store.begin(storeKey, print, IDEMPOTENCY_TTL_SECONDS);
+  if (existing) {
+    if (existing.fingerprint !== print) {
+      throw new ApiError(422, 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.', { code: 'IDEMPOTENCY_KEY_REUSED' });
+    }
+    if (existing.state === 'in_flight') {
+      throw new ApiError(409, 'A request with this Idempotency-Key is still being processed. Retry in 1 second with the same key.', { code: 'IDEMPOTENCY_IN_FLIGHT', retryAfterSeconds: 1 });
+    }
+    return { replayed: true, response: { status: existing.status, body: existing.body } };
+  }
+  try {
+    const response = await work();
+    await store.complete(storeKey, { state: 'done', fingerprint: print, status: response.status, body: response.body }, IDEMPOTENCY_TTL_SECONDS);
+    return { replayed: false, response };
+  } catch (err) {
+    // A refused request charged nothing, so the client may fix it and retry with the same key.
+    await store.abandon(storeKey);
+    throw err;
+  }
+}

@@ -1,0 +1,186 @@
+import type { JobEvent } from './job-events.ts';
+
+/**
+ * Webhooks port: endpoints, their delivery records and the account
+ * notifications a dead delivery leaves behind (SPEC: Webhook endpoint,
+ * Webhook delivery record, Delivery semantics). The retry schedule lives in
+ * the delivery records themselves (`nextAttemptAt`), so a restarted
+ * dispatcher loses no scheduled attempt.
+ * Adapters: core/adapters/webhooks/sqlite.ts and core/adapters/webhooks/mongo.ts.
+ */
+
+export const WEBHOOK_EVENT_TYPES = ['tts.job.completed', 'tts.job.failed'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** SPEC shows only `ENABLED`; `DISABLED` is an operator's switch that makes deliveries fail `endpoint_unavailable`. */
+export type WebhookEndpointStatus = 'ENABLED' | 'DISABLED';
+
+export interface WebhookSecret {
+  /** `whsec_...`; kept in clear because every delivery is signed with it */
+  secret: string;
+  createdAt: string;
+  /** null while it is the current secret; set to rotation time + 24 h when replaced */
+  expiresAt: string | null;
+}
+
+export interface WebhookEndpoint {
+  /** `we_...` */
+  id: string;
+  accountId: string;
+  url: string;
+  description: string | null;
+  /** only jobs submitted with this key; null = every key of the account */
+  apiKeyId: string | null;
+  events: WebhookEventType[];
+  status: WebhookEndpointStatus;
+  /** newest first */
+  secrets: WebhookSecret[];
+  /** first characters of the current secret, shown in listings */
+  secretPrefix: string;
+  createdAt: string;
+}
+
+/** SPEC's `lastError` vocabulary, exactly. */
+export const WEBHOOK_ERRORS = [
+  'http_4xx',
+  'http_5xx',
+  'redirect_refused',
+  'connect_timeout',
+  'response_timeout',
+  'connection_refused',
+  'dns_failure',
+  'tls_failure',
+  'blocked_private_address',
+  'endpoint_unavailable',
+  'audio_not_uploaded',
+] as const;
+export type WebhookError = (typeof WEBHOOK_ERRORS)[number];
+
+export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'DEAD';
+
+export interface WebhookDelivery {
+  /** `wd_...` */
+  id: string;
+  endpointId: string;
+  accountId: string;
+  /** the event's `evt_...` id; one delivery per (eventId, endpointId) */
+  eventId: string;
+  eventType: WebhookEventType;
+  /** the job event the body is built from at each attempt */
+  payload: JobEvent;
+  status: DeliveryStatus;
+  /** attempts made so far */
+  attempts: number;
+  /** when the next attempt is due; null once DELIVERED or DEAD */
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: WebhookError | null;
+  lastDurationMs: number | null;
+  lastAttemptAt: string | null;
+  deliveredAt: string | null;
+  createdAt: string;
+}
+
+export type NewDelivery = Pick<WebhookDelivery, 'id' | 'endpointId' | 'accountId' | 'eventId' | 'eventType' | 'payload' | 'createdAt'> & {
+  nextAttemptAt: string;
+};
+
+/** A delivery handed to one dispatcher until `leaseUntil`; the token proves the lease when the attempt is recorded. */
+export interface ClaimedDelivery {
+  delivery: WebhookDelivery;
+  leaseToken: string;
+}
+
+export interface ClaimRequest {
+  now: Date;
+  /** the lease ends here; an unrecorded attempt becomes claimable again after it (a crashed dispatcher loses nothing) */
+  leaseUntil: Date;
+  leaseToken: string;
+  /** most deliveries to hand out */
+  limit: number;
+  /** bounded concurrency per endpoint: at most this many of one endpoint's deliveries in flight in this dispatcher */
+  maxPerEndpoint: number;
+  /** deliveries this dispatcher already has in flight, by endpoint id */
+  inFlight: ReadonlyMap<string, number>;
+}
+
+export interface AttemptRecord {
+  id: string;
+  leaseToken: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: WebhookError | null;
+  lastDurationMs: number;
+  lastAttemptAt: string;
+  deliveredAt: string | null;
+  /** written with a DEAD record, once */
+  notification?: AccountNotification;
+}
+
+export interface AccountNotification {
+  /** `ntf_...`; derived from the delivery id so a repeated write is harmless */
+  id: string;
+  accountId: string;
+  kind: 'webhook.delivery.dead';
+  message: string;
+  /** ids the notification refers to (endpointId, deliveryId, eventId) */
+  subject: Record<string, string>;
+  createdAt: string;
+}
+
+export interface WebhooksStore {
+  createEndpoint(endpoint: WebhookEndpoint): Promise<WebhookEndpoint>;
+  getEndpoint(id: string): Promise<WebhookEndpoint | null>;
+  /** oldest first */
+  listEndpoints(accountId: string): Promise<WebhookEndpoint[]>;
+  /** false when it did not exist */
+  deleteEndpoint(id: string): Promise<boolean>;
+  setEndpointStatus(id: string, status: WebhookEndpointStatus): Promise<boolean>;
+  /**
+   * Makes `secret` current. Secrets that were current get `previousExpiresAt`;
+   * secrets already expired at `now` are dropped. Null when the endpoint is gone.
+   */
+  rotateSecret(id: string, secret: WebhookSecret, previousExpiresAt: string, now: string): Promise<WebhookEndpoint | null>;
+
+  /** inserts the deliveries not yet recorded for their (eventId, endpointId); returns how many were new */
+  enqueueDeliveries(deliveries: NewDelivery[]): Promise<number>;
+  getDelivery(id: string): Promise<WebhookDelivery | null>;
+  /** newest first */
+  listDeliveries(endpointId: string, limit: number): Promise<WebhookDelivery[]>;
+  /** atomically leases PENDING deliveries that are due and not leased by anyone else, earliest due first */
+  claimDue(request: ClaimRequest): Promise<ClaimedDelivery[]>;
+  /** records one attempt; false (and nothing written) when the lease was lost to another dispatcher */
+  recordAttempt(record: AttemptRecord): Promise<boolean>;
+
+  /** newest first */
+  listNotifications(accountId: string, limit: number): Promise<AccountNotification[]>;
+}
+
+/** Endpoints that have no room left in this dispatcher; adapters leave their deliveries out of the scan. */
+export function saturatedEndpoints(request: Pick<ClaimRequest, 'maxPerEndpoint' | 'inFlight'>): string[] {
+  return [...request.inFlight].filter(([, n]) => n >= request.maxPerEndpoint).map(([id]) => id);
+}
+
+/**
+ * Picks, in order, the candidates that fit the per-endpoint room and the
+ * overall limit. Shared by the adapters so both hand out the same set.
+ */
+export function takeWithinRoom<T extends { endpointId: string }>(candidates: T[], request: Pick<ClaimRequest, 'limit' | 'maxPerEndpoint' | 'inFlight'>): T[] {
+  const taken: T[] = [];
+  const counts = new Map(request.inFlight);
+  for (const candidate of candidates) {
+    if (taken.length >= request.limit) break;
+    const n = counts.get(candidate.endpointId) ?? 0;
+    if (n >= request.maxPerEndpoint) continue;
+    counts.set(candidate.endpointId, n + 1);
+    taken.push(candidate);
+  }
+  return taken;
+}
+
+/** How many candidates an adapter reads per claim: enough to skip past a few busy endpoints without reading the whole backlog. */
+export function claimScanSize(limit: number): number {
+  return Math.min(2000, limit * 8 + 32);
+}

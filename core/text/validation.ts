@@ -1,0 +1,59 @@
+import { ApiError } from '../errors.ts';
+
+/**
+ * SPEC "Text validations": run on POST /tts, /dialogue and /srt only.
+ * Both refusals are 400 with a message and no code.
+ */
+export const UNSUPPORTED_LANGUAGE = 'Text appears to be in an unsupported language';
+export const UNREADABLE = 'Text does not look like readable words';
+
+const LETTER = /\p{L}/u;
+const LATIN = /\p{Script=Latin}/u;
+const VOWEL = /[aeiouy]/;
+
+/** Share of letters outside the Latin script (Vietnamese letters are Latin). */
+export function nonLatinShare(text: string): number {
+  let letters = 0;
+  let foreign = 0;
+  for (const ch of text) {
+    if (!LETTER.test(ch)) continue;
+    letters++;
+    if (!LATIN.test(ch)) foreign++;
+  }
+  return letters === 0 ? 0 : foreign / letters;
+}
+
+/** Maximal runs of letters; punctuation, digits and spaces break a run. */
+export function letterRuns(text: string): string[] {
+  return text.normalize('NFC').match(/\p{L}+/gu) ?? [];
+}
+
+function hasVowel(word: string): boolean {
+  // Strip diacritics so ắ, ơ, ư... count as the vowels they are built on.
+  const base = word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+  return VOWEL.test(base);
+}
+
+export function unreadableReason(text: string): 'long_run' | 'no_vowels' | null {
+  const runs = letterRuns(text);
+  if (runs.some((r) => [...r].length > 30)) return 'long_run';
+  const wordLike = runs.filter((r) => [...r].length >= 4);
+  if (wordLike.length >= 3) {
+    const vowelless = wordLike.filter((w) => !hasVowel(w)).length;
+    if (vowelless / wordLike.length > 0.6) return 'no_vowels';
+  }
+  return null;
+}
+
+export function validateReadableText(text: string, param = 'text'): void {
+  if (nonLatinShare(text) > 0.34) {
+    throw new ApiError(400, `${UNSUPPORTED_LANGUAGE}: more than 34% of its letters are outside the Latin script. Send Vietnamese text (English words inside it are fine).`, { param });
+  }
+  const reason = unreadableReason(text);
+  if (reason === 'long_run') {
+    throw new ApiError(400, `${UNREADABLE}: it contains an unbroken run of more than 30 letters.`, { param });
+  }
+  if (reason === 'no_vowels') {
+    throw new ApiError(400, `${UNREADABLE}: most of its words have no vowels.`, { param });
+  }
+}

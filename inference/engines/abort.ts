@@ -1,0 +1,50 @@
+/**
+ * One AbortError shape for every engine, whatever the signal's reason, so
+ * callers can tell "the client went away" from a failure with one check.
+ */
+
+export class AbortError extends Error {
+  readonly code = 'ABORT_ERR';
+
+  constructor(message = 'The synthesis was aborted', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AbortError';
+  }
+}
+
+export function abortError(signal?: AbortSignal): AbortError {
+  return new AbortError(undefined, { cause: signal?.reason });
+}
+
+export function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw abortError(signal);
+}
+
+/** True for our AbortError and for the DOMException fetch and timers throw. */
+export function isAbortError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'AbortError';
+}
+
+/** A controller that also aborts when any of the given signals does. */
+export function linkedController(...signals: Array<AbortSignal | undefined>): AbortController {
+  const controller = new AbortController();
+  for (const s of signals) {
+    if (!s) continue;
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true, signal: controller.signal });
+  }
+  return controller;
+}
+
+/** Rejects with AbortError as soon as the signal fires, whatever the promise is doing. */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
+      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
+    );
+  });
+}

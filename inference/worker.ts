@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import type { Bus, Subscription } from '../core/ports/bus.ts';
+import { TOPICS } from '../core/ports/bus.ts';
+import type { JobRecord } from '../core/ports/jobs.ts';
+import type { CoreServices } from '../core/plugin.ts';
+import { jobEventId, type JobEvent, type JobFailedEvent } from '../core/ports/job-events.ts';
+import { renderJobAudio, classifyRenderError } from './render.ts';
+
+/**
+ * The inference consumer group: takes `tts.jobs`, renders with the engine
+ * port, stores the WAV in the blobs port and publishes `tts.job.events`.
+ * A job is claimed under a lease renewed while rendering, so a worker that
+ * dies leaves a job that another worker claims once the lease lapses; a job
+ * completes once, is charged once and refunded at most once, whatever the
+ * bus redelivers.
+ */
+export interface WorkerOptions {
+  concurrency: number;
+  maxAttempts: number;
+  leaseSeconds?: number;
+  retryBaseMs?: number;
+}
+
+class LeaseHeldError extends Error {
+  constructor(jobId: string) {
+    super(`job ${jobId} is being rendered by another worker`);
+  }
+}
+
+export async function startInferenceWorker(services: CoreServices, options: WorkerOptions): Promise<Subscription> {
+  const owner = `worker_${randomUUID()}`;
+  const leaseMs = (options.leaseSeconds ?? 30) * 1000;
+  const retryBaseMs = options.retryBaseMs ?? 1000;
+  const { documents, bus, blobs, metrics, logger } = services;
+  const jobs = documents.jobs;
+
+  const publish = (event: JobEvent) => bus.publish(TOPICS.jobEvents, [{ id: event.eventId, key: event.jobId, value: event }]);
+
+  const completedEvent = (job: JobRecord): JobEvent => ({
+    type: 'tts.job.completed', eventId: jobEventId(job.id, 'tts.job.completed'), jobId: job.id, accountId: job.accountId, keyId: job.keyId,
+    voiceId: job.voiceId, engine: job.engine, characterCount: job.textLength, tokenCost: job.charge?.tokens ?? 0, at: job.completedAt ?? new Date().toISOString(),
+    durationSeconds: job.durationSeconds ?? 0, processingTimeMs: job.processingMs ?? 0, audioKey: job.audioKey!,
+  });
+
+  const failedEvent = (job: JobRecord, refunded: boolean): JobFailedEvent => ({
+    type: 'tts.job.failed', eventId: jobEventId(job.id, 'tts.job.failed'), jobId: job.id, accountId: job.accountId, keyId: job.keyId,
+    voiceId: job.voiceId, engine: job.engine, characterCount: job.textLength, tokenCost: job.charge?.tokens ?? 0, at: job.completedAt ?? new Date().toISOString(),
+    error: { code: (job.errorCode ?? 'synthesis_failed') as JobFailedEvent['error']['code'], message: job.error ?? 'Synthesis failed' }, refunded,
+  });
+
+  /** Refund once (idempotent per charge), then announce the failure. Safe to repeat after a crash. */
+  async function settleFailure(jobId: string): Promise<void> {
+    const job = (await jobs.get(jobId))!;
+    let refunded = job.refunded;
+    if (job.charge && !job.refunded) {
+      await services.billing.refund(job.charge);
+      await jobs.markRefunded(job.id);
+      refunded = true;
+    }
+    await publish(failedEvent(job, refunded));
+    metrics.jobsFinished.inc({ status: 'failed' });
+  }
+
+  async function render(job: JobRecord): Promise<void> {
+    const renewer = setInterval(() => {
+      void jobs.renewLease(job.id, owner, new Date(Date.now() + leaseMs).toISOString()).catch(() => undefined);
+    }, Math.max(250, leaseMs / 3));
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const started = performance.now();
+        try {
+          const audio = await renderJobAudio(services, job);
+          const audioKey = `jobs/${job.id}.wav`;
+          await blobs.put(audioKey, audio.wav, 'audio/wav');
+          const processingMs = Math.round(performance.now() - started);
+          const completedAt = new Date().toISOString();
+          if (await jobs.complete(job.id, { audioKey, durationSeconds: audio.durationSeconds, processingMs, completedAt })) {
+            await jobs.putCached(job.cacheKey, { audioKey, durationSeconds: audio.durationSeconds });
+          }
+          const done = (await jobs.get(job.id))!;
+          if (done.status === 'completed') {
+            await publish(completedEvent(done));
+            metrics.jobsFinished.inc({ status: 'completed' });
+          }
+          return;
+        } catch (err) {
+          const failure = classifyRenderError(err);
+          const total = job.attempts + attempt - 1;
+          if (!failure.retryable || total >= options.maxAttempts) {
+            logger.warn('job failed permanently', { jobId: job.id, attempts: total, code: failure.code, err: err as Error });
+            await jobs.fail(job.id, { errorCode: failure.code, error: failure.message, completedAt: new Date().toISOString() });
+            await settleFailure(job.id);
+            return;
+          }
+          logger.info('job attempt failed; retrying', { jobId: job.id, attempt: total, err: err as Error });
+          await new Promise((r) => setTimeout(r, retryBaseMs * 2 ** (attempt - 1)));
+        }
+      }
+    } finally {
+      clearInterval(renewer);
+    }
+  }
+
+  return bus.subscribe<{ jobId: string }>({
+    topic: TOPICS.jobs,
+    group: 'inference',
+    concurrency: options.concurrency,
+    // Lease conflicts retry until the dead worker's lease lapses.
+    maxAttempts: 50,
+    handler: async (message) => {
+      const jobId = message.value.jobId;
+      const current = await jobs.get(jobId);
+      if (!current) return;
+      // Redelivered after the job ended: repeat the (idempotent) announcement and move on.
+      if (current.status === 'completed') return void (await publish(completedEvent(current)));
+      if (current.status === 'failed') return void (await settleFailure(jobId));
+      const now = new Date();
+      const claimed = await jobs.claim(jobId, owner, new Date(now.getTime() + leaseMs).toISOString(), now.toISOString());
+      if (!claimed) throw new LeaseHeldError(jobId);
+      await render(claimed);
+      metrics.busConsumed.inc({ topic: TOPICS.jobs, group: 'inference' });
+    },
+  });
+}

@@ -1,0 +1,5 @@
+import Joi from 'joi';
+
+export const engineQuery = Joi.object({
+  engine: Joi.string().trim().max(40),
+});

@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../config/load.ts';
+import { startPlatform, type Platform } from '../../core/platform.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface TestPlatform {
+  platform: Platform;
+  config: Config;
+  url: string;
+  dataDir: string;
+  /** fetch relative to the API prefix */
+  api(pathname: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>;
+  admin(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** a fresh account with a grant and a live key */
+  bootstrap(input?: { grant?: Record<string, unknown>; kind?: 'live' | 'test'; name?: string }): Promise<{ accountId: string; grantId: string; keyId: string; apiKey: string }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real platform (all roles, embedded defaults) on a free port with
+ * its own data directory. `env` overrides configuration variables.
+ */
+export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-test-'));
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env } as NodeJS.ProcessEnv);
+  const platform = await startPlatform(config, {});
+  const url = platform.url!;
+
+  const withJson = (init: (RequestInit & { json?: unknown }) | undefined, headers: Record<string, string>): RequestInit => {
+    const { json, ...rest } = init ?? {};
+    const h = { ...headers, ...(rest.headers as Record<string, string> | undefined) };
+    if (json !== undefined) h['content-type'] = 'application/json';
+    return { ...rest, headers: h, body: json !== undefined ? JSON.stringify(json) : rest.body };
+  };
+
+  const test: TestPlatform = {
+    platform,
+    config,
+    url,
+    dataDir,
+    api(pathname, init) {
+      const headers: Record<string, string> = {};
+      if (init?.key) headers.authorization = `Bearer ${init.key}`;
+      const { key: _key, ...rest } = init ?? {};
+      return fetch(`${url}/api/v1${pathname}`, withJson(rest, headers));
+    },
+    admin(pathname, init) {
+      return fetch(`${url}/admin/v1${pathname}`, withJson(init, { authorization: `Bearer ${ADMIN_TOKEN}` }));
+    },
+    async bootstrap(input = {}) {
+      const res = await test.admin('/bootstrap', { method: 'POST', json: { name: input.name ?? 'Test account', kind: input.kind ?? 'live', grant: input.grant ?? {} } });
+      if (res.status !== 201) throw new Error(`bootstrap failed: ${res.status} ${await res.text()}`);
+      return (await res.json()) as { accountId: string; grantId: string; keyId: string; apiKey: string };
+    },
+    async stop() {
+      await platform.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return test;
+}

@@ -1,0 +1,226 @@
+import test from 'ava';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+let p: TestPlatform;
+test.before(async () => {
+  p = await startTestPlatform({ ACCOUNT_ROUTES_PER_MINUTE: '1000' });
+});
+test.after.always(async () => {
+  await p?.stop();
+});
+
+test('every response carries a service-generated X-Request-Id; a client-sent one is overwritten', async (t) => {
+  const res = await p.api('/engines', { headers: { 'x-request-id': 'client-chosen' } });
+  const id = res.headers.get('x-request-id');
+  t.truthy(id);
+  t.not(id, 'client-chosen');
+  t.regex(id!, /^[0-9a-f-]{36}$/);
+});
+
+test('native error bodies carry statusCode and traceId equal to X-Request-Id', async (t) => {
+  const res = await p.api('/balance');
+  t.is(res.status, 401);
+  const body = await res.json();
+  t.is(body.statusCode, 401);
+  t.is(body.traceId, res.headers.get('x-request-id'));
+  t.is(typeof body.message, 'string');
+});
+
+test('unknown routes get a 404 in the native envelope, never HTML', async (t) => {
+  const res = await p.api('/does-not-exist');
+  t.is(res.status, 404);
+  t.regex(res.headers.get('content-type') ?? '', /json/);
+  const body = await res.json();
+  t.is(body.statusCode, 404);
+  t.is(body.code, 'ROUTE_NOT_FOUND');
+});
+
+test('a wrong method on a known route is 405 in the native envelope', async (t) => {
+  const res = await p.api('/engines', { method: 'DELETE' });
+  t.is(res.status, 405);
+  t.is((await res.json()).statusCode, 405);
+});
+
+test('malformed JSON is a 400 with a clear message', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const res = await p.api('/clone', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"broken":' });
+  // closed routes do not read bodies: they answer 410 whatever is sent
+  t.is(res.status, 410);
+  const admin = await p.admin('/accounts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
+  t.is(admin.status, 400);
+  t.is((await admin.json()).statusCode, 400);
+});
+
+test('GET /engines needs no key and lists v4 with its multiplier and the global multiplier', async (t) => {
+  const res = await p.api('/engines');
+  t.is(res.status, 200);
+  const body = await res.json();
+  t.is(body.globalMultiplier, 1.3);
+  t.is(body.engines.length, 1);
+  t.like(body.engines[0], { key: 'v4', isDefault: true, sampleRate: 48000, billingMultiplier: 3 });
+  t.true(body.engines[0].features.includes('stream'));
+});
+
+test('GET /emotion-tags defaults to v4: no styles, three cue tags', async (t) => {
+  const body = await (await p.api('/emotion-tags')).json();
+  t.is(body.engine, 'v4');
+  t.deepEqual(body.styles, []);
+  t.deepEqual(body.cueTags, ['[cười]', '[thở dài]', '[hắng giọng]']);
+});
+
+for (const path of ['/voices?engine=v3', '/emotion-tags?engine=v3', '/audio/voices?engine=v3']) {
+  test(`engine v3 named in ${path} is 400 with the retirement message`, async (t) => {
+    const { apiKey } = await p.bootstrap();
+    const res = await p.api(path, { key: apiKey });
+    t.is(res.status, 400);
+    const body = await res.json();
+    t.regex(JSON.stringify(body.message), /retired on 2026-09-24/);
+    t.regex(JSON.stringify(body.message), /GET \/voices\?engine=v4/);
+  });
+}
+
+test('GET /voices without a key lists the catalogue: north, central, south, female and male, all v4', async (t) => {
+  const body = await (await p.api('/voices')).json();
+  t.is(body.count, body.voices.length);
+  t.true(body.count >= 6);
+  const regions = new Set(body.voices.map((v: any) => v.region));
+  const genders = new Set(body.voices.map((v: any) => v.gender));
+  t.deepEqual([...regions].sort(), ['central', 'north', 'south']);
+  t.deepEqual([...genders].sort(), ['female', 'male']);
+  t.true(body.voices.every((v: any) => v.engine === 'v4' && v.kind === 'catalog'));
+});
+
+test("GET /voices with a key adds the account's own clones, not other accounts'", async (t) => {
+  const mine = await p.bootstrap();
+  const other = await p.bootstrap();
+  const clone = await (await p.admin(`/accounts/${mine.accountId}/clones`, { method: 'POST', json: { name: 'Giọng của tôi', baseVoiceId: 'vi-north-male-minh' } })).json();
+  await p.admin(`/accounts/${other.accountId}/clones`, { method: 'POST', json: { name: 'Khác', baseVoiceId: 'vi-north-male-minh' } });
+  const body = await (await p.api('/voices', { key: mine.apiKey })).json();
+  const clones = body.voices.filter((v: any) => v.kind === 'cloned');
+  t.is(clones.length, 1);
+  t.is(clones[0].id, clone.id);
+  t.regex(clone.id, /^clone_/);
+});
+
+test('GET /audio/voices requires a key and lists voice ids', async (t) => {
+  t.is((await p.api('/audio/voices')).status, 401);
+  const { apiKey } = await p.bootstrap();
+  const body = await (await p.api('/audio/voices', { key: apiKey })).json();
+  t.true(body.voices.includes('vi-north-female-mai'));
+  t.is((await p.api('/audio/voices?engine=v9', { key: apiKey })).status, 400);
+});
+
+test('both auth headers work: Authorization: Bearer and X-API-Key', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  t.is((await p.api('/balance', { key: apiKey })).status, 200);
+  t.is((await p.api('/balance', { headers: { 'x-api-key': apiKey } })).status, 200);
+});
+
+test('sending both auth headers is 400', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const res = await p.api('/balance', { headers: { authorization: `Bearer ${apiKey}`, 'x-api-key': apiKey } });
+  t.is(res.status, 400);
+  t.is((await res.json()).statusCode, 400);
+});
+
+test('missing, malformed, unknown and revoked keys are 401', async (t) => {
+  const { apiKey, keyId } = await p.bootstrap();
+  t.is((await p.api('/balance')).status, 401);
+  t.is((await p.api('/balance', { key: 'not-a-key' })).status, 401);
+  t.is((await p.api('/balance', { key: 'vn_sk_' + 'A'.repeat(32) })).status, 401);
+  t.is((await p.api('/balance', { headers: { authorization: 'Basic abc' } })).status, 401);
+  t.is((await p.admin(`/keys/${keyId}`, { method: 'DELETE' })).status, 200);
+  t.is((await p.api('/balance', { key: apiKey })).status, 401);
+});
+
+test('GET /balance: remaining, spendableTokens, totalRemainingTokens and plan with caps and isGift', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 5000, dailyCap: 1000, weeklyCap: 3000, expiresInDays: 30 } });
+  const body = await (await p.api('/balance', { key: apiKey })).json();
+  t.is(body.remaining, 1000);
+  t.is(body.spendableTokens, 1000);
+  t.is(body.totalRemainingTokens, 5000);
+  t.is(body.plan.isGift, false);
+  t.is(body.plan.daily.limit, 1000);
+  t.is(body.plan.daily.remaining, 1000);
+  t.truthy(body.plan.daily.resetAt);
+  t.is(body.plan.weekly.limit, 3000);
+  t.truthy(body.plan.expiresAt);
+});
+
+test('GET /balance with two grants: remaining is the best single grant, spendable the sum', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 400 } });
+  await p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 700, isGift: true } });
+  const body = await (await p.api('/balance', { key: acct.apiKey })).json();
+  t.is(body.remaining, 700);
+  t.is(body.spendableTokens, 1100);
+  t.is(body.totalRemainingTokens, 1100);
+  t.true(body.plan.isGift);
+  t.is(body.plan.daily, null);
+  t.is(body.plan.expiresAt, null);
+});
+
+for (const [path, method] of [['/voices', 'POST'], ['/voices/clone_x', 'DELETE'], ['/clone', 'POST'], ['/upload', 'POST'], ['/prepare', 'POST']] as const) {
+  test(`closed cloning route ${method} ${path} answers 410 CLONE_WEB_ONLY with cloneUrl`, async (t) => {
+    const { apiKey } = await p.bootstrap();
+    const res = await p.api(path, { method, key: apiKey });
+    t.is(res.status, 410);
+    const body = await res.json();
+    t.is(body.code, 'CLONE_WEB_ONLY');
+    t.regex(body.cloneUrl, /^https:\/\//);
+  });
+}
+
+test('at most 5 active keys per account; revoking one frees a slot', async (t) => {
+  const acct = await p.bootstrap();
+  for (let i = 0; i < 4; i++) t.is((await p.admin(`/accounts/${acct.accountId}/keys`, { method: 'POST', json: {} })).status, 201);
+  const sixth = await p.admin(`/accounts/${acct.accountId}/keys`, { method: 'POST', json: {} });
+  t.is(sixth.status, 400);
+  t.is((await sixth.json()).code, 'KEY_LIMIT_REACHED');
+  await p.admin(`/keys/${acct.keyId}`, { method: 'DELETE' });
+  t.is((await p.admin(`/accounts/${acct.accountId}/keys`, { method: 'POST', json: {} })).status, 201);
+});
+
+test('a key is issued only against an active grant: 403 saying no active grant was found', async (t) => {
+  const account = await (await p.admin('/accounts', { method: 'POST', json: { name: 'No grant yet' } })).json();
+  const res = await p.admin(`/accounts/${account.id}/keys`, { method: 'POST', json: {} });
+  t.is(res.status, 403);
+  t.regex((await res.json()).message, /no active grant was found/i);
+});
+
+test('the free 7-day trial can be started once per account', async (t) => {
+  const account = await (await p.admin('/accounts', { method: 'POST', json: { name: 'Trial' } })).json();
+  const first = await p.admin(`/accounts/${account.id}/trial`, { method: 'POST' });
+  t.is(first.status, 201);
+  const grant = await first.json();
+  const days = (Date.parse(grant.expiresAt) - Date.now()) / 86_400_000;
+  t.true(days > 6.9 && days <= 7);
+  const second = await p.admin(`/accounts/${account.id}/trial`, { method: 'POST' });
+  t.is(second.status, 409);
+  t.is((await second.json()).code, 'TRIAL_ALREADY_USED');
+  t.is((await p.admin(`/accounts/${account.id}/keys`, { method: 'POST', json: { kind: 'test' } })).status, 201);
+});
+
+test('test keys start vn_test_, live keys vn_sk_; plaintext is shown once', async (t) => {
+  const live = await p.bootstrap();
+  const testKey = await p.bootstrap({ kind: 'test' });
+  t.regex(live.apiKey, /^vn_sk_/);
+  t.regex(testKey.apiKey, /^vn_test_/);
+  const listed = await (await p.admin(`/accounts/${live.accountId}/keys`)).json();
+  t.false(JSON.stringify(listed).includes(live.apiKey));
+});
+
+test('the admin API refuses a wrong token', async (t) => {
+  const res = await fetch(`${p.url}/admin/v1/accounts`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
+  t.is(res.status, 401);
+});
+
+test('/healthz, /readyz and /metrics are served outside /api/v1', async (t) => {
+  t.is((await fetch(`${p.url}/healthz`)).status, 200);
+  const ready = await fetch(`${p.url}/readyz`);
+  t.is(ready.status, 200);
+  t.like(await ready.json(), { status: 'ready' });
+  const metrics = await (await fetch(`${p.url}/metrics`)).text();
+  t.regex(metrics, /http_request_duration_seconds/);
+  t.regex(metrics, /tokens_charged_total/);
+  t.regex(metrics, /process_cpu_seconds_total/);
+});

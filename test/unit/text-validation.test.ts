@@ -1,0 +1,48 @@
+import test from 'ava';
+import { validateReadableText, nonLatinShare, unreadableReason, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/text/validation.ts';
+import { ApiError } from '../../core/errors.ts';
+
+const ACCEPTED: Array<[string, string]> = [
+  ['plain Vietnamese', 'Xin chào, hôm nay trời đẹp quá.'],
+  ['Vietnamese with English words inside', 'Tôi dùng laptop và smartphone mỗi ngày.'],
+  ['numbers and punctuation only', '123, 456. 789!'],
+  // 33 Latin letters + 17 Cyrillic letters: exactly 34% foreign
+  ['exactly 34% foreign letters is still accepted', 'xin chao ban hom nay troi dep lam nhe toan ' + 'привет мир дела хорошо'.slice(0, 20)],
+  ['a 30-letter run is accepted', 'a'.repeat(30) + ' xin chào'],
+  ['two vowelless 4-letter words are fine (fewer than three word-like tokens)', 'brrr pfft'],
+  ['Vietnamese vowels with diacritics count as vowels', 'những người được thưởng'],
+  ['punctuation breaks a letter run', 'a'.repeat(20) + '.' + 'a'.repeat(20)],
+];
+
+for (const [rule, text] of ACCEPTED) {
+  test(`text validation accepts: ${rule}`, (t) => {
+    t.notThrows(() => validateReadableText(text));
+  });
+}
+
+const REFUSED: Array<[string, string, string]> = [
+  ['Chinese text', '今天天气很好我们去公园吧', UNSUPPORTED_LANGUAGE],
+  ['Russian text', 'Привет как дела сегодня', UNSUPPORTED_LANGUAGE],
+  ['more than 34% non-Latin letters', 'xin chào bạn 你好你好你好你好', UNSUPPORTED_LANGUAGE],
+  ['an unbroken run of 31 letters', 'a'.repeat(31), UNREADABLE],
+  ['keyboard mash', 'asdkjhaskdjhaksjdhaksjdhaksjdhaksjdh', UNREADABLE],
+  ['over 60% of 4+-letter tokens without a vowel', 'bcdf ghjk lmnp trvw xin', UNREADABLE],
+];
+
+for (const [rule, text, prefix] of REFUSED) {
+  test(`text validation refuses (400, message only, no code): ${rule}`, (t) => {
+    const err = t.throws(() => validateReadableText(text), { instanceOf: ApiError });
+    t.is(err!.status, 400);
+    t.true((err!.messages as string).startsWith(prefix));
+    t.is(err!.code, undefined);
+  });
+}
+
+test('Vietnamese letters count as Latin', (t) => {
+  t.is(nonLatinShare('Đường phố Hà Nội ồn ào'), 0);
+});
+
+test('the vowel rule needs at least three word-like tokens', (t) => {
+  t.is(unreadableReason('bcdf ghjk'), null);
+  t.is(unreadableReason('bcdf ghjk lmnp'), 'no_vowels');
+});
