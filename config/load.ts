@@ -22,6 +22,8 @@ export interface Config {
   clickhouse: { url: string; database: string; user: string; password: string } | null;
   redisUrl: string | null;
   inferenceUrl: string | null;
+  /** the inference role serves the internal streaming endpoint on this port when set */
+  inferencePort: number | null;
   adminToken: string | null;
   urlSigningSecret: string;
   cloneUrl: string;
@@ -107,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       : null,
     redisUrl: v.REDIS_URL ?? null,
     inferenceUrl: v.INFERENCE_URL ?? null,
+    inferencePort: v.INFERENCE_PORT ?? null,
     adminToken: v.ADMIN_TOKEN ?? null,
     // A random secret is fine for one embedded process; a fleet must share one.
     urlSigningSecret: v.URL_SIGNING_SECRET ?? randomBytes(24).toString('hex'),

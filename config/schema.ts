@@ -27,6 +27,7 @@ export const envSchema = Joi.object({
   CLICKHOUSE_USER: Joi.string().default('default'),
   CLICKHOUSE_PASSWORD: Joi.string().allow('').default(''),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }),
+  INFERENCE_PORT: Joi.number().integer().min(0).max(65535),
   INFERENCE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
 
   ADMIN_TOKEN: Joi.string().min(16),

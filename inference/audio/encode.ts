@@ -59,7 +59,8 @@ export function ffmpegPcmStream(
     .setFfmpegPath(binary)
     .inputFormat('s16le')
     .inputOptions(['-ar', String(opts.inputRate), '-ac', '1'])
-    .outputOptions(['-vn', '-ac', '1', '-ar', String(opts.outputRate), ...opts.args])
+    // Spread, not an array: fluent-ffmpeg splits array items at a space ("title=Chương 1").
+    .outputOptions('-vn', '-ac', '1', '-ar', String(opts.outputRate), ...opts.args)
     .format(opts.container);
   command.on('error', (err: Error & { inputStreamError?: Error }) => {
     // The source's own error (an engine's AbortError) matters more than ffmpeg's wrapper.

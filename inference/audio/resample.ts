@@ -7,16 +7,19 @@
 import { SampleAligner } from './pcm.ts';
 
 export class LinearResampler {
-  private readonly step: number;
   private readonly aligner = new SampleAligner();
-  /** position of the next output sample, in input samples relative to the current chunk */
-  private position = 0;
+  /**
+   * Position of the next output sample in input samples, kept as an integer
+   * count of 1/outputRate steps: exact, so chunk seams cannot drift.
+   */
+  private positionNum = 0;
   /** last sample of the previous chunk, at relative index -1 */
   private previous = 0;
 
   constructor(readonly inputRate: number, readonly outputRate: number) {
-    if (!(inputRate > 0 && outputRate > 0)) throw new RangeError('sample rates must be positive');
-    this.step = inputRate / outputRate;
+    if (!(Number.isInteger(inputRate) && Number.isInteger(outputRate) && inputRate > 0 && outputRate > 0)) {
+      throw new RangeError('sample rates must be positive integers');
+    }
   }
 
   push(chunk: Buffer): Buffer {
@@ -24,19 +27,20 @@ export class LinearResampler {
     if (this.inputRate === this.outputRate) return pcm;
     const n = pcm.length >> 1;
     if (n === 0) return Buffer.alloc(0);
-    // Clamped: rounding can put the last position a hair past the final sample.
-    const sampleAt = (i: number) => (i < 0 ? this.previous : pcm.readInt16LE(Math.min(i, n - 1) * 2));
-    const count = Math.max(0, Math.floor((n - 1 - this.position) / this.step) + 1);
+    const { inputRate: step, outputRate: den } = this;
+    const sampleAt = (i: number) => (i < 0 ? this.previous : pcm.readInt16LE(i * 2));
+    const lastNum = (n - 1) * den;
+    const count = this.positionNum > lastNum ? 0 : Math.floor((lastNum - this.positionNum) / step) + 1;
     const out = Buffer.allocUnsafe(count * 2);
-    let pos = this.position;
-    for (let k = 0; k < count; k++, pos = this.position + k * this.step) {
-      const i = Math.floor(pos);
-      const frac = pos - i;
+    for (let k = 0; k < count; k++) {
+      const num = this.positionNum + k * step;
+      const i = Math.floor(num / den);
+      const rem = num - i * den;
       const a = sampleAt(i);
-      const v = frac === 0 ? a : a + (sampleAt(i + 1) - a) * frac;
+      const v = rem === 0 ? a : a + ((sampleAt(i + 1) - a) * rem) / den;
       out.writeInt16LE(Math.round(v), k * 2);
     }
-    this.position = this.position + count * this.step - n;
+    this.positionNum += count * step - n * den;
     this.previous = pcm.readInt16LE((n - 1) * 2);
     return out;
   }

@@ -7,7 +7,8 @@ import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { wavData } from '../audio/wav.ts';
 import { abortError } from './abort.ts';
 
-export const DEFAULT_ESPEAK_BINARY = '/usr/bin/espeak-ng';
+/** Found on PATH (Debian installs it as /usr/bin/espeak-ng). */
+export const DEFAULT_ESPEAK_BINARY = 'espeak-ng';
 
 export interface RenderedPcm {
   pcm: Buffer;
@@ -41,7 +42,7 @@ export function runEspeakRaw(binary: string, args: string[], input: string, sign
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
     child.on('error', (err: NodeJS.ErrnoException) => settle(() => reject(
-      err.code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found at ${binary}`) : err,
+      err.code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found (${binary})`) : err,
     )));
     child.on('close', (code, sig) => settle(() => {
       if (code === 0) resolve({ stdout: Buffer.concat(out), stderr });

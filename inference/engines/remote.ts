@@ -42,19 +42,24 @@ export class RemoteEngine implements SpeechEngine {
 
   private async open(request: SynthesisRequest, signal: AbortSignal): Promise<Response> {
     const body: WireRequest = { text: request.text, voice: request.voice, speed: request.speed, sampleRate: request.sampleRate };
-    const timeout = AbortSignal.timeout(this.firstByteTimeoutMs);
+    // The deadline covers the wait for the first audio only; the fetch signal also governs the
+    // body, so the timer is cleared once headers arrive or long renders would be cut off.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.firstByteTimeoutMs);
     let res: Response;
     try {
       res = await this.fetch(`${this.base}${SYNTHESIZE_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
-        signal: AbortSignal.any([signal, timeout]),
+        signal: AbortSignal.any([signal, deadline.signal]),
       });
     } catch (err) {
       if (request.signal?.aborted) throw abortError(request.signal);
-      const why = timeout.aborted ? `no audio within ${this.firstByteTimeoutMs} ms` : (err as Error).message;
+      const why = deadline.signal.aborted ? `no audio within ${this.firstByteTimeoutMs} ms` : (err as Error).message;
       throw new EngineUnavailableError(`inference service at ${this.base} unavailable: ${why}`);
+    } finally {
+      clearTimeout(timer);
     }
     if (res.status === 503) throw new EngineUnavailableError(`inference service: ${await errorMessage(res)}`);
     if (res.status === 400) throw new RangeError(`inference service refused the request: ${await errorMessage(res)}`);

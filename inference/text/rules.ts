@@ -28,11 +28,13 @@ export const expandAbbreviations: Rule = (text) =>
     .replace(re(`${START}Q\\.\\s?(?=\\d)`), 'quận ')
     .replace(re(`${START}P\\.\\s?(?=\\d)`), 'phường ');
 
-const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84[ .-]?|0)(\d{2,3})[ .-]?(\d{3})[ .-]?(\d{3,4})(?!\p{N})`);
+/** 0 or +84, then groups of digits; a Vietnamese number has 9 or 10 digits after the prefix. */
+const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
 export const readPhoneNumbers: Rule = (text) =>
-  text.replace(phoneRe, (_m, prefix: string, a: string, b: string, c: string) => {
-    const head = prefix.startsWith('+') ? 'cộng tám bốn' : 'không';
-    return `${head} ${readDigits(a + b + c)}`;
+  text.replace(phoneRe, (m, prefix: string, rest: string) => {
+    const digits = rest.replace(/\D/g, '');
+    if (digits.length < 8 || digits.length > 10) return m;
+    return `${prefix.startsWith('+') ? 'cộng tám bốn' : 'không'} ${readDigits(digits)}`;
   });
 
 const validDay = (d: number) => d >= 1 && d <= 31;

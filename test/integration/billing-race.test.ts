@@ -31,11 +31,8 @@ test('race: 200 concurrent charges against a grant that can pay exactly 37: 37 s
   const grant = (await documents.grants.get(acct.grantId))!;
   t.is(grant.usedTokens, PRICE * 37);
   t.true(grant.totalTokens - grant.usedTokens >= 0);
-  const ledger = await waitFor(async () => {
-    const s = await documents.ledger.sumByGrant(acct.grantId);
-    return s.entries === 37 ? s : null;
-  }, { what: '37 ledger entries' });
-  t.is(ledger.charged, PRICE * 37);
+  await waitFor(async () => (await documents.ledger.sumByGrant(acct.grantId)).entries === 37, { what: '37 ledger entries' });
+  t.is((await documents.ledger.sumByGrant(acct.grantId)).charged, PRICE * 37);
   const reconcile = await (await p.admin(`/grants/${acct.grantId}/reconcile`)).json();
   t.true(reconcile.balanced);
 });

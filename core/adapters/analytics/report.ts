@@ -110,5 +110,11 @@ export function buildReport(rows: DimRow[], p95GenMs: number | null): UsageRepor
   return { totals, byDay, byRoute, byVoice, byErrorCode };
 }
 
+export function eventTimeMs(iso: string, what: string): number {
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) throw new TypeError(`${what}: unparseable time ${JSON.stringify(iso)}`);
+  return ms;
+}
+
 /** The status a queued job row reports once its job has failed: the job failed server-side. */
 export const CLOSED_ERROR_STATUS = 500;

@@ -1,0 +1,129 @@
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
+import { sqlIdentifier, sqlStringList } from './clickhouse-sql.ts';
+import {
+  closedVersion, closeRow, EVENT_ROW_COLUMNS, eventRow, parseCloseRow, parseEventRow, schemaStatements, TABLES,
+  type CloseRow, type EventRow,
+} from './clickhouse-schema.ts';
+import { parseUsageRow, usageSql } from './clickhouse-usage.ts';
+import { buildReport } from './report.ts';
+
+export interface ClickHouseAnalyticsOptions {
+  url: string;
+  database: string;
+  user: string;
+  password: string;
+}
+
+/** Keeps `IN (...)` lists well under ClickHouse's default max_query_size (256 KiB). */
+const LOOKUP_CHUNK = 1000;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function uniqueById<T extends { id: string }>(items: readonly T[]): T[] {
+  return [...new Map(items.map((item) => [item.id, item])).values()];
+}
+
+export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions): Promise<Analytics> {
+  // No `database` on the client: the database may not exist yet, so every name is qualified instead.
+  const client: ClickHouseClient = createClient({ url: opts.url, username: opts.user, password: opts.password });
+  const table = (name: string) => `${sqlIdentifier(opts.database)}.${sqlIdentifier(name)}`;
+
+  try {
+    for (const statement of schemaStatements(opts.database)) await client.command({ query: statement });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+
+  async function insert(name: string, values: object[]): Promise<void> {
+    if (values.length > 0) await client.insert({ table: table(name), values, format: 'JSONEachRow' });
+  }
+
+  async function select(query: string): Promise<Record<string, unknown>[]> {
+    const result = await client.query({ query, format: 'JSONEachRow' });
+    return result.json<Record<string, unknown>>();
+  }
+
+  async function queuedRows(jobIds: string[]): Promise<EventRow[]> {
+    const rows: EventRow[] = [];
+    for (const part of chunks(jobIds, LOOKUP_CHUNK)) {
+      const raw = await select(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM ${table(TABLES.jobs)}
+        WHERE job_id IN (${sqlStringList(part)})`);
+      rows.push(...raw.map(parseEventRow));
+    }
+    return uniqueById(rows);
+  }
+
+  async function latestCloses(jobIds: string[]): Promise<Map<string, CloseRow>> {
+    const latest = new Map<string, CloseRow>();
+    for (const part of chunks(jobIds, LOOKUP_CHUNK)) {
+      // Aliases differ from column names: 18.16 would substitute an alias inside argMax.
+      const raw = await select(`SELECT job_id AS c_job_id, argMax(id, at_ms) AS c_id, max(at_ms) AS c_at_ms,
+          argMax(result, at_ms) AS c_result, argMax(audio_seconds, at_ms) AS c_audio_seconds,
+          argMax(gen_ms, at_ms) AS c_gen_ms, argMax(tokens_refunded, at_ms) AS c_tokens_refunded,
+          argMax(error_code, at_ms) AS c_error_code
+        FROM ${table(TABLES.closes)} WHERE job_id IN (${sqlStringList(part)}) GROUP BY job_id`);
+      for (const close of raw.map(parseCloseRow)) latest.set(close.job_id, close);
+    }
+    return latest;
+  }
+
+  /**
+   * Writes the closed version of every queued row of these jobs that has a
+   * close. Both write paths store their own side first and call this after,
+   * so whichever of an outcome and its close lands second sees the other:
+   * no interleaving leaves a closed job counted as queued. Re-running it
+   * writes identical rows, which ReplacingMergeTree collapses.
+   */
+  async function resolveClosures(jobIds: string[]): Promise<void> {
+    const unique = [...new Set(jobIds)];
+    if (unique.length === 0) return;
+    const closes = await latestCloses(unique);
+    if (closes.size === 0) return;
+    const queued = await queuedRows([...closes.keys()]);
+    const closed = queued.flatMap((row) => {
+      const close = closes.get(row.job_id);
+      return close ? [closedVersion(row, close)] : [];
+    });
+    await insert(TABLES.events, closed);
+  }
+
+  return {
+    async recordOutcomes(events: OutcomeEvent[]) {
+      const rows = uniqueById(events).map(eventRow);
+      await insert(TABLES.events, rows);
+      const queued = rows.filter((row) => row.result === 'queued' && row.job_id !== '');
+      if (queued.length === 0) return;
+      await insert(TABLES.jobs, queued);
+      await resolveClosures(queued.map((row) => row.job_id));
+    },
+
+    async recordJobCloses(events: JobCloseEvent[]) {
+      const rows = uniqueById(events).map(closeRow);
+      await insert(TABLES.closes, rows);
+      await resolveClosures(rows.map((row) => row.job_id));
+    },
+
+    async usage(query: UsageQuery): Promise<UsageReport> {
+      const sql = usageSql(opts.database, query);
+      if (sql === null) return buildReport([], null);
+      const rows = (await select(sql)).map(parseUsageRow);
+      const p95 = rows.find((row) => row.kind === 't')?.p95 ?? null;
+      return buildReport(rows, p95);
+    },
+
+    async ping() {
+      const result = await client.ping();
+      if (!result.success) throw result.error;
+    },
+
+    async close() {
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * Renders one queued `POST /tts` job to a WAV for the inference worker, and
+ * sorts render failures into the job failure codes of `tts.job.failed`:
+ * retryable (engine or encoder briefly unavailable, a timeout) or final
+ * (moderation, a voice that no longer resolves, a broken voice model).
+ */
+import type { CoreServices } from '../core/plugin.ts';
+import type { JobRecord } from '../core/ports/jobs.ts';
+import type { JobFailedEvent } from '../core/ports/job-events.ts';
+import { EngineUnavailableError } from '../core/ports/engine.ts';
+import { isApiError } from '../core/errors.ts';
+import { wavFile } from './audio/wav.ts';
+import { EncoderUnavailableError } from './audio/ffmpeg.ts';
+import { isAbortError } from './engines/abort.ts';
+import { VoiceConfigError } from './engines/piper-config.ts';
+import { ModerationRefusal } from './text/moderation.ts';
+import { prepareText } from './text/prepare.ts';
+import { refineForRequest } from './refine.ts';
+
+/** Jobs are stored as 48 kHz WAV, the service's default rate (SPEC "What the service does"). */
+export const JOB_SAMPLE_RATE = 48000;
+
+export interface RenderedJobAudio {
+  wav: Buffer;
+  durationSeconds: number;
+}
+
+export interface RenderFailure {
+  code: JobFailedEvent['error']['code'];
+  message: string;
+  retryable: boolean;
+}
+
+export async function renderJobAudio(
+  services: Pick<CoreServices, 'engine' | 'catalog' | 'config'>,
+  job: JobRecord,
+  options: { signal?: AbortSignal } = {},
+): Promise<RenderedJobAudio> {
+  const voice = await services.catalog.resolve({
+    voice: job.voiceId, engine: job.engine, accountId: job.accountId, allowClones: true, param: 'voiceId',
+  });
+  const text = job.aiRefine ? refineForRequest(job.text, services.config.moderationTerms).text : job.text;
+  const prepared = prepareText(text);
+  const parts: Buffer[] = [];
+  if (prepared.chunks.length > 0) {
+    const request = { text: prepared.text, voice, speed: job.speed, sampleRate: JOB_SAMPLE_RATE, signal: options.signal };
+    for await (const chunk of services.engine.synthesize(request)) parts.push(chunk.pcm);
+  }
+  const pcm = Buffer.concat(parts);
+  return { wav: wavFile(pcm, JOB_SAMPLE_RATE), durationSeconds: pcm.length / 2 / JOB_SAMPLE_RATE };
+}
+
+export function classifyRenderError(err: unknown): RenderFailure {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof ModerationRefusal || (isApiError(err) && err.status === 422)) {
+    return { code: 'content_rejected', message: 'The text was refused by content moderation.', retryable: false };
+  }
+  if (err instanceof VoiceConfigError) return { code: 'synthesis_unavailable', message, retryable: false };
+  if (err instanceof EngineUnavailableError || err instanceof EncoderUnavailableError) {
+    return { code: 'synthesis_unavailable', message, retryable: true };
+  }
+  if (isAbortError(err) || (err instanceof Error && err.name === 'TimeoutError')) {
+    return { code: 'synthesis_timeout', message, retryable: true };
+  }
+  // A voice that no longer resolves or a request the engine refuses will not get better on retry.
+  if ((isApiError(err) && err.status < 500) || err instanceof RangeError) {
+    return { code: 'synthesis_failed', message, retryable: false };
+  }
+  return { code: 'synthesis_failed', message, retryable: true };
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../core/logger.ts';
+import type { Metrics } from '../../core/metrics.ts';
+import type { ClaimedDelivery, WebhooksStore } from '../../core/ports/webhooks.ts';
+import { attemptRecord, type AttemptOutcome } from './attempt.ts';
+import type { Clock } from './schedule.ts';
+
+/**
+ * The delivery loop: leases due deliveries from the store, runs their
+ * attempts with bounded concurrency (overall and per endpoint, so one slow
+ * receiver cannot take every slot) and writes each result back. All state
+ * that matters is in the store; what is kept here is only what is in flight.
+ */
+export interface SchedulerOptions {
+  /** attempts in flight at once in this dispatcher */
+  concurrency: number;
+  /** attempts in flight at once for one endpoint */
+  maxPerEndpoint: number;
+  /** how long a claim holds a delivery; longer than the slowest attempt */
+  leaseMs: number;
+  /** how often the store is looked at when nothing wakes the loop */
+  pollIntervalMs: number;
+  retryScale: number;
+}
+
+export interface SchedulerDeps {
+  store: WebhooksStore;
+  attempt(delivery: ClaimedDelivery['delivery']): Promise<AttemptOutcome>;
+  clock: Clock;
+  logger: Logger;
+  metrics?: Pick<Metrics, 'webhookDeliveries'>;
+  options: SchedulerOptions;
+}
+
+export interface Scheduler {
+  /** runs every attempt due now (and those that become due while it runs) until none is left; returns how many ran */
+  runDue(): Promise<number>;
+  /** starts the background loop */
+  start(): void;
+  /** asks the loop to look at the store now (new deliveries were enqueued) */
+  wake(): void;
+  /** stops claiming and waits for the attempts in flight */
+  stop(): Promise<void>;
+}
+
+export function createScheduler(deps: SchedulerDeps): Scheduler {
+  const { store, clock, logger, options } = deps;
+  const perEndpoint = new Map<string, number>();
+  const running = new Set<Promise<void>>();
+  let stopped = false;
+  let loop: Promise<void> | null = null;
+  let woken = false;
+  let wakeUp: (() => void) | null = null;
+
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+
+  async function run(claimed: ClaimedDelivery): Promise<void> {
+    const { delivery, leaseToken } = claimed;
+    try {
+      const outcome = await deps.attempt(delivery);
+      const written = await store.recordAttempt(attemptRecord(delivery, leaseToken, outcome, options.retryScale));
+      deps.metrics?.webhookDeliveries.inc({ result: outcome.error ?? 'delivered' });
+      if (!written) logger.warn('webhook attempt finished after its lease was taken over; result dropped', { deliveryId: delivery.id });
+    } catch (err) {
+      // Nothing recorded: the lease runs out and the same attempt is made again.
+      logger.error('webhook attempt failed unexpectedly', { err: err as Error, deliveryId: delivery.id });
+    }
+  }
+
+  function launch(claimed: ClaimedDelivery): void {
+    const endpointId = claimed.delivery.endpointId;
+    perEndpoint.set(endpointId, (perEndpoint.get(endpointId) ?? 0) + 1);
+    const task: Promise<void> = run(claimed).finally(() => {
+      const left = (perEndpoint.get(endpointId) ?? 1) - 1;
+      if (left === 0) perEndpoint.delete(endpointId);
+      else perEndpoint.set(endpointId, left);
+      running.delete(task);
+      wake();
+    });
+    running.add(task);
+  }
+
+  /** Claims as many due deliveries as there is room for and starts them. */
+  async function fill(): Promise<number> {
+    const room = options.concurrency - running.size;
+    if (room <= 0 || stopped) return 0;
+    const now = clock.now();
+    const claimed = await store.claimDue({
+      now: new Date(now),
+      leaseUntil: new Date(now + options.leaseMs),
+      leaseToken: randomUUID(),
+      limit: room,
+      maxPerEndpoint: options.maxPerEndpoint,
+      inFlight: perEndpoint,
+    });
+    for (const c of claimed) launch(c);
+    return claimed.length;
+  }
+
+  async function backgroundLoop(): Promise<void> {
+    while (!stopped) {
+      woken = false;
+      try {
+        await fill();
+      } catch (err) {
+        logger.error('could not claim webhook deliveries', { err: err as Error });
+      }
+      if (woken || stopped) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.pollIntervalMs);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = null;
+    }
+  }
+
+  return {
+    async runDue() {
+      let made = 0;
+      for (;;) {
+        const started = await fill();
+        made += started;
+        if (started === 0 && running.size === 0) return made;
+        if (started === 0) await Promise.race(running);
+      }
+    },
+    start() {
+      loop ??= backgroundLoop();
+    },
+    wake,
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+      await Promise.allSettled([...running]);
+    },
+  };
+}

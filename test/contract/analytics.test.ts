@@ -1,0 +1,221 @@
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { createClient } from '@clickhouse/client';
+import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery } from '../../core/ports/analytics.ts';
+import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
+import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
+import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
+import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
+
+const FROM = new Date('2026-03-01T00:00:00.000Z');
+const TO = new Date('2026-03-03T00:00:00.000Z');
+
+function outcome(id: string, at: string, fields: Partial<OutcomeEvent>): OutcomeEvent {
+  return {
+    id, at, requestId: `req-${id}`, accountId: null, keyId: null, grantId: 'grant-1', route: 'tts', status: 200,
+    result: 'ok', tokensCharged: 0, tokensRefunded: 0, characters: 0, audioSeconds: 0, genMs: null, voice: null,
+    voiceName: null, engine: null, errorCode: null, cacheHit: false, queued: false, jobId: null, ...fields,
+  };
+}
+
+/** Ten requests of one account over two days, three queued jobs, and rows that must stay out of the window. */
+function fixture(p: string) {
+  const A = `${p}acct-A`;
+  const k1 = `${p}key-1`;
+  const k2 = `${p}key-2`;
+  const va = { voice: `${p}v_a`, voiceName: 'Mai (giọng nữ)', engine: 'v4' };
+  const vb = { voice: `${p}v_b`, voiceName: 'Nam', engine: 'v4' };
+  const d1 = (time: string) => `2026-03-01T${time}Z`;
+  const d2 = (time: string) => `2026-03-02T${time}Z`;
+  const ev = (n: string, at: string, key: string, fields: Partial<OutcomeEvent>) =>
+    outcome(`${p}${n}`, at, { accountId: A, keyId: key, ...fields });
+  const outcomes = [
+    ev('e0', d1('00:00:00.000'), k2, { route: 'srt', tokensCharged: 65, characters: 50, audioSeconds: 1.25, genMs: 200 }),
+    ev('e1', d1('10:00:00.000'), k1, { route: 'audio_speech', tokensCharged: 195, characters: 50, audioSeconds: 2.5, genMs: 100, ...va }),
+    ev('e2', d1('11:00:00.000'), k1, { route: 'audio_speech', tokensCharged: 390, characters: 100, audioSeconds: 5, genMs: 300, ...va }),
+    ev('e3', d1('12:00:00.000'), k2, { result: 'cache_hit', cacheHit: true, tokensCharged: 195, characters: 50, audioSeconds: 2, ...vb }),
+    ev('e4', d2('09:00:00.000'), k1, { result: 'denied', status: 403, errorCode: 'http_403', ...va }),
+    ev('e5', d2('09:30:00.000'), k2, { route: 'dialogue', result: 'denied', status: 429, errorCode: 'http_429', voice: `${p}v_c` }),
+    ev('e6', d2('10:00:00.000'), k1, { route: 'tts_stream', result: 'error', status: 500, errorCode: 'synthesis_failed', tokensCharged: 195, tokensRefunded: 195, characters: 50, genMs: 50, ...vb }),
+    ev('e7', d2('11:00:00.000'), k1, { result: 'queued', status: 202, queued: true, jobId: `${p}job-1`, tokensCharged: 390, characters: 100, ...va }),
+    ev('e8', d2('12:00:00.000'), k2, { result: 'queued', status: 202, queued: true, jobId: `${p}job-2`, tokensCharged: 195, characters: 50, ...vb }),
+    ev('e9', d2('13:00:00.000'), k1, { result: 'queued', status: 202, queued: true, jobId: `${p}job-3`, tokensCharged: 195, characters: 50, ...va }),
+    ev('x1', '2026-02-28T23:59:59.999Z', k1, { tokensCharged: 1000, characters: 1000, genMs: 9999, ...va }),
+    ev('x2', '2026-03-03T00:00:00.000Z', k1, { tokensCharged: 1000, characters: 1000, genMs: 9999, ...va }),
+    outcome(`${p}b1`, d1('10:00:00.000'), { accountId: `${p}acct-B`, keyId: k1, tokensCharged: 1000, genMs: 9999, ...va }),
+  ];
+  const closes: JobCloseEvent[] = [
+    { id: `${p}c1`, at: d2('11:00:30.000'), jobId: `${p}job-1`, result: 'ok', audioSeconds: 6, genMs: 500, tokensRefunded: 0, errorCode: null },
+    { id: `${p}c2`, at: d2('12:01:00.000'), jobId: `${p}job-2`, result: 'error', audioSeconds: 0, genMs: null, tokensRefunded: 195, errorCode: 'synthesis_timeout' },
+  ];
+  const account: UsageQuery = { scope: 'account', accountId: A, keyId: null, from: FROM, to: TO };
+  return { outcomes, closes, account, k1, k2, va, vb, p, at: (n: string) => outcomes.find((o) => o.id === `${p}${n}`)!.at };
+}
+
+let prefixCounter = 0;
+const uniquePrefix = (label: string) => `${label}${++prefixCounter}'\\"-`;
+
+function analyticsContract(name: string, open: () => Promise<Analytics>) {
+  let analytics: Analytics;
+  test.before(async () => {
+    analytics = await open();
+  });
+  test.after.always(async () => {
+    await analytics?.close();
+  });
+
+  const recorded = async (label: string) => {
+    const f = fixture(uniquePrefix(label));
+    await analytics.recordOutcomes(f.outcomes);
+    await analytics.recordJobCloses(f.closes);
+    return f;
+  };
+
+  test(`${name}: totals count every request by result, tokens before refunds, characters, audio and generation time`, async (t) => {
+    const f = await recorded('totals');
+    const report = await analytics.usage(f.account);
+    t.deepEqual(report.totals, {
+      requests: 10, ok: 4, queued: 1, cacheHit: 1, denied: 2, error: 2,
+      tokenCost: 1820, characters: 500, audioSeconds: 16.75, avgGenMs: 230, p95GenMs: 500,
+    });
+  });
+
+  test(`${name}: byDay rows are UTC days in order`, async (t) => {
+    const f = await recorded('day');
+    const { byDay } = await analytics.usage(f.account);
+    t.deepEqual(byDay, [
+      { day: '2026-03-01', requests: 4, ok: 3, denied: 0, error: 0, tokenCost: 845, characters: 250, audioSeconds: 10.75, avgGenMs: 200 },
+      { day: '2026-03-02', requests: 6, ok: 1, denied: 2, error: 2, tokenCost: 975, characters: 250, audioSeconds: 6, avgGenMs: 275 },
+    ]);
+  });
+
+  test(`${name}: byRoute rows use the logical route name, most requests first`, async (t) => {
+    const f = await recorded('route');
+    const { byRoute } = await analytics.usage(f.account);
+    t.deepEqual(byRoute, [
+      { route: 'tts', requests: 5, ok: 1, denied: 1, error: 1, tokenCost: 975, avgGenMs: 500 },
+      { route: 'audio_speech', requests: 2, ok: 2, denied: 0, error: 0, tokenCost: 585, avgGenMs: 200 },
+      { route: 'dialogue', requests: 1, ok: 0, denied: 1, error: 0, tokenCost: 0, avgGenMs: null },
+      { route: 'srt', requests: 1, ok: 1, denied: 0, error: 0, tokenCost: 65, avgGenMs: 200 },
+      { route: 'tts_stream', requests: 1, ok: 0, denied: 0, error: 1, tokenCost: 195, avgGenMs: 50 },
+    ]);
+  });
+
+  test(`${name}: byVoice counts error rows as errors and leaves out requests without a voice`, async (t) => {
+    const f = await recorded('voice');
+    const { byVoice } = await analytics.usage(f.account);
+    t.deepEqual(byVoice, [
+      { voice: f.va.voice, voiceName: f.va.voiceName, engine: 'v4', requests: 5, tokenCost: 1170, audioSeconds: 13.5, avgGenMs: 300, errors: 0 },
+      { voice: f.vb.voice, voiceName: 'Nam', engine: 'v4', requests: 3, tokenCost: 585, audioSeconds: 2, avgGenMs: 50, errors: 2 },
+      { voice: `${f.p}v_c`, voiceName: null, engine: null, requests: 1, tokenCost: 0, audioSeconds: 0, avgGenMs: null, errors: 0 },
+    ]);
+  });
+
+  test(`${name}: byErrorCode groups by code and status, 4xx refusals as http_<status>`, async (t) => {
+    const f = await recorded('errors');
+    const { byErrorCode } = await analytics.usage(f.account);
+    t.deepEqual(byErrorCode, [
+      { errorCode: 'http_403', statusCode: 403, count: 1, lastAt: f.at('e4') },
+      { errorCode: 'http_429', statusCode: 429, count: 1, lastAt: f.at('e5') },
+      { errorCode: 'synthesis_failed', statusCode: 500, count: 1, lastAt: f.at('e6') },
+      { errorCode: 'synthesis_timeout', statusCode: 500, count: 1, lastAt: f.at('e8') },
+    ]);
+  });
+
+  test(`${name}: scope key counts only that key, scope account every key of the account`, async (t) => {
+    const f = await recorded('scope');
+    const one = await analytics.usage({ ...f.account, scope: 'key', keyId: f.k1 });
+    const two = await analytics.usage({ ...f.account, scope: 'key', keyId: f.k2 });
+    t.like(one.totals, { requests: 6, ok: 3, queued: 1, cacheHit: 0, denied: 1, error: 1, tokenCost: 1365 });
+    t.like(two.totals, { requests: 4, ok: 1, queued: 0, cacheHit: 1, denied: 1, error: 1, tokenCost: 455 });
+    const other = await analytics.usage({ ...f.account, accountId: `${f.p}acct-B` });
+    t.like(other.totals, { requests: 1, tokenCost: 1000 });
+  });
+
+  test(`${name}: the window includes from and excludes to`, async (t) => {
+    const f = await recorded('window');
+    const wide = await analytics.usage({ ...f.account, from: new Date('2026-02-28T00:00:00Z'), to: new Date('2026-03-04T00:00:00Z') });
+    t.is(wide.totals.requests, 12);
+    const firstInstant = await analytics.usage({ ...f.account, to: new Date(FROM.getTime() + 1) });
+    t.like(firstInstant.totals, { requests: 1, tokenCost: 65 });
+  });
+
+  test(`${name}: the same events recorded twice count once`, async (t) => {
+    const f = await recorded('idem');
+    const before = await analytics.usage(f.account);
+    await analytics.recordOutcomes([...f.outcomes].reverse());
+    await analytics.recordOutcomes([f.outcomes[1]!, f.outcomes[1]!]);
+    await analytics.recordJobCloses([...f.closes, ...f.closes]);
+    t.deepEqual(await analytics.usage(f.account), before);
+  });
+
+  test(`${name}: a queued row counts as queued until its job closes as ok or error`, async (t) => {
+    const f = fixture(uniquePrefix('close'));
+    await analytics.recordOutcomes(f.outcomes);
+    const open = await analytics.usage(f.account);
+    t.like(open.totals, { requests: 10, ok: 3, queued: 3, error: 1, audioSeconds: 10.75, avgGenMs: 162.5 });
+    await analytics.recordJobCloses(f.closes);
+    const closed = await analytics.usage(f.account);
+    t.like(closed.totals, { requests: 10, ok: 4, queued: 1, error: 2, audioSeconds: 16.75, avgGenMs: 230, tokenCost: 1820 });
+  });
+
+  test(`${name}: a close that arrives before its queued row still closes it`, async (t) => {
+    const f = fixture(uniquePrefix('early'));
+    await analytics.recordJobCloses(f.closes);
+    await analytics.recordOutcomes(f.outcomes);
+    t.like((await analytics.usage(f.account)).totals, { ok: 4, queued: 1, error: 2, audioSeconds: 16.75 });
+  });
+
+  test(`${name}: an empty window answers zeros, nulls and empty lists`, async (t) => {
+    const f = await recorded('empty');
+    const report = await analytics.usage({ ...f.account, from: new Date('2025-01-01T00:00:00Z'), to: new Date('2025-01-31T00:00:00Z') });
+    t.deepEqual(report, {
+      totals: { requests: 0, ok: 0, queued: 0, cacheHit: 0, denied: 0, error: 0, tokenCost: 0, characters: 0, audioSeconds: 0, avgGenMs: null, p95GenMs: null },
+      byDay: [], byRoute: [], byVoice: [], byErrorCode: [],
+    });
+  });
+
+  test(`${name}: p95GenMs is the value at position floor(0.95 x n) of the sorted generation times`, async (t) => {
+    const p = uniquePrefix('p95');
+    const events = Array.from({ length: 40 }, (_, i) =>
+      outcome(`${p}g${i}`, `2026-03-01T01:${String(i).padStart(2, '0')}:00.000Z`, { accountId: `${p}A`, genMs: (i * 37) % 40 + 1 }));
+    await analytics.recordOutcomes(events);
+    const { totals } = await analytics.usage({ scope: 'account', accountId: `${p}A`, keyId: null, from: FROM, to: TO });
+    t.like(totals, { requests: 40, p95GenMs: 39, avgGenMs: 20.5 });
+  });
+
+  test(`${name}: ping answers`, async (t) => {
+    await t.notThrowsAsync(analytics.ping());
+  });
+}
+
+/** ava needs every test declared synchronously, so the probe runs in a child process. */
+function reachable(url: string): boolean {
+  const probe = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
+  return spawnSync(process.execPath, ['-e', probe], { timeout: 5000 }).status === 0;
+}
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'analytics-contract-'));
+const db = openEmbeddedDb(dataDir);
+test.after.always(() => {
+  db.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+analyticsContract('sqlite', async () => createSqliteAnalytics(db));
+
+const clickhouseUrl = process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
+if (reachable(new URL('/ping', clickhouseUrl).href)) {
+  const database = `usage_contract_${process.pid}_${Date.now()}`;
+  const options = { url: clickhouseUrl, database, user: process.env.CLICKHOUSE_USER ?? 'default', password: process.env.CLICKHOUSE_PASSWORD ?? '' };
+  test.after.always(async () => {
+    const admin = createClient({ url: options.url, username: options.user, password: options.password });
+    await admin.command({ query: `DROP DATABASE IF EXISTS ${sqlIdentifier(database)}` });
+    await admin.close();
+  });
+  analyticsContract('clickhouse', () => createClickHouseAnalytics(options));
+} else {
+  console.log(`analytics contract: ClickHouse not reachable at ${clickhouseUrl}; skipping the ClickHouse adapter`);
+}

@@ -1,0 +1,160 @@
+import test from 'ava';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CATALOGUE } from '../../config/voices.ts';
+import { EngineUnavailableError, type PcmChunk, type SpeechEngine, type SynthesisRequest } from '../../core/ports/engine.ts';
+import { RemoteEngine } from '../../inference/engines/remote.ts';
+import { createInferenceHandler, createInferenceServer } from '../../inference/server.ts';
+
+const voice = CATALOGUE[0];
+
+/** A scripted engine: yields `chunks` 64 KiB chunks (Infinity for endless), then optionally fails. */
+class FakeEngine implements SpeechEngine {
+  readonly name = 'fake';
+  produced = 0;
+  constructor(private readonly script: { chunks: number; failWith?: Error; failBeforeAudio?: Error }) {}
+
+  async *synthesize(request: SynthesisRequest): AsyncGenerator<PcmChunk> {
+    if (this.script.failBeforeAudio) throw this.script.failBeforeAudio;
+    for (let i = 0; i < this.script.chunks; i++) {
+      if (request.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+      this.produced++;
+      yield { pcm: Buffer.alloc(65536, 1), sampleRate: request.sampleRate };
+      await new Promise((r) => setImmediate(r));
+    }
+    if (this.script.failWith) throw this.script.failWith;
+  }
+
+  async ping() {}
+  async close() {}
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function withServer<T>(engine: SpeechEngine, fn: (base: string) => Promise<T>): Promise<T> {
+  const server = createInferenceServer(engine);
+  const base = await listen(server);
+  try {
+    return await fn(base);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
+const body = (over: Record<string, unknown> = {}) => JSON.stringify({ text: 'Xin chào.', voice, speed: 1, sampleRate: 16000, ...over });
+
+test('the handler answers only its own paths and leaves others to the host server', async (t) => {
+  const handler = createInferenceHandler(new FakeEngine({ chunks: 1 }));
+  const server = createServer((req, res) => {
+    void handler(req, res).then((handled) => {
+      if (!handled) res.writeHead(418).end();
+    });
+  });
+  const base = await listen(server);
+  t.is((await fetch(`${base}/somewhere/else`)).status, 418);
+  const health = await fetch(`${base}/internal/health`);
+  t.is(health.status, 200);
+  t.like(await health.json(), { status: 'ok', engine: 'fake' });
+  server.close();
+});
+
+test('POST /internal/synthesize streams raw s16le with X-Sample-Rate', async (t) => {
+  await withServer(new FakeEngine({ chunks: 3 }), async (base) => {
+    const res = await fetch(`${base}/internal/synthesize`, { method: 'POST', body: body(), headers: { 'content-type': 'application/json' } });
+    t.is(res.status, 200);
+    t.is(res.headers.get('x-sample-rate'), '16000');
+    t.is(res.headers.get('content-type'), 'application/octet-stream');
+    t.is((await res.arrayBuffer()).byteLength, 3 * 65536);
+  });
+});
+
+for (const [field, over] of [
+  ['text', { text: '' }], ['voice', { voice: { id: 'x' } }], ['speed', { speed: 3 }], ['sampleRate', { sampleRate: 'fast' }],
+] as const) {
+  test(`a request with a bad ${field} is refused with 400 naming it`, async (t) => {
+    await withServer(new FakeEngine({ chunks: 1 }), async (base) => {
+      const res = await fetch(`${base}/internal/synthesize`, { method: 'POST', body: body(over) });
+      t.is(res.status, 400);
+      t.regex(((await res.json()) as { message: string }).message, new RegExp(field));
+    });
+  });
+}
+
+test('a body that is not JSON is refused with 400', async (t) => {
+  await withServer(new FakeEngine({ chunks: 1 }), async (base) => {
+    t.is((await fetch(`${base}/internal/synthesize`, { method: 'POST', body: '{nope' })).status, 400);
+  });
+});
+
+test('an engine unavailable before any audio is 503, and the client raises EngineUnavailableError', async (t) => {
+  await withServer(new FakeEngine({ chunks: 0, failBeforeAudio: new EngineUnavailableError('no model') }), async (base) => {
+    const remote = new RemoteEngine({ baseUrl: base });
+    await t.throwsAsync(async () => {
+      for await (const _ of remote.synthesize({ text: 'Chào.', voice, speed: 1, sampleRate: 16000 })) break;
+    }, { instanceOf: EngineUnavailableError, message: /no model/ });
+  });
+});
+
+test('a failure after audio started cuts the stream, and the client sees an error, not a short success', async (t) => {
+  await withServer(new FakeEngine({ chunks: 2, failWith: new Error('GPU fell over') }), async (base) => {
+    const remote = new RemoteEngine({ baseUrl: base });
+    let bytes = 0;
+    await t.throwsAsync(async () => {
+      for await (const c of remote.synthesize({ text: 'Chào.', voice, speed: 1, sampleRate: 16000 })) bytes += c.pcm.length;
+    }, { message: /cut short/ });
+    t.true(bytes > 0);
+  });
+});
+
+test('an unreachable inference service is EngineUnavailableError for synthesis and ping', async (t) => {
+  const server = createServer();
+  const base = await listen(server);
+  await new Promise((r) => server.close(r));
+  const remote = new RemoteEngine({ baseUrl: base });
+  await t.throwsAsync(remote.ping(), { instanceOf: EngineUnavailableError });
+  await t.throwsAsync(async () => {
+    for await (const _ of remote.synthesize({ text: 'Chào.', voice, speed: 1, sampleRate: 16000 })) break;
+  }, { instanceOf: EngineUnavailableError });
+});
+
+test('the server writes with back-pressure: a client that does not read holds the engine back', async (t) => {
+  const engine = new FakeEngine({ chunks: Infinity });
+  await withServer(engine, async (base) => {
+    const url = new URL(`${base}/internal/synthesize`);
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST' });
+    req.end(body());
+    const res = await new Promise<import('node:http').IncomingMessage>((resolve) => req.on('response', resolve));
+    res.pause();
+    // Socket buffers fill first; then the engine must stop being pulled.
+    let held = -1;
+    const deadline = Date.now() + 5000;
+    while (held !== engine.produced && Date.now() < deadline) {
+      held = engine.produced;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    t.is(engine.produced, held, 'no progress while the client is not reading');
+    t.true(held * 65536 < 64 * 1024 * 1024, `${held} chunks buffered`);
+    res.destroy();
+  });
+});
+
+test('the first-audio deadline does not cut off a stream that outlasts it', async (t) => {
+  class SlowEngine extends FakeEngine {
+    override async *synthesize(request: SynthesisRequest): AsyncGenerator<PcmChunk> {
+      for (let i = 0; i < 4; i++) {
+        yield { pcm: Buffer.alloc(64, 1), sampleRate: request.sampleRate };
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }
+  }
+  await withServer(new SlowEngine({ chunks: 0 }), async (base) => {
+    const remote = new RemoteEngine({ baseUrl: base, firstByteTimeoutMs: 200 });
+    let bytes = 0;
+    for await (const c of remote.synthesize({ text: 'Chào.', voice, speed: 1, sampleRate: 16000 })) bytes += c.pcm.length;
+    t.is(bytes, 4 * 64);
+  });
+});

@@ -1,0 +1,46 @@
+import test from 'ava';
+import { CATALOGUE } from '../../config/voices.ts';
+import type { CoreServices } from '../../core/plugin.ts';
+import type { JobRecord } from '../../core/ports/jobs.ts';
+import { EngineUnavailableError } from '../../core/ports/engine.ts';
+import { ApiError } from '../../core/errors.ts';
+import { EspeakEngine } from '../../inference/engines/espeak.ts';
+import { AbortError } from '../../inference/engines/abort.ts';
+import { classifyRenderError, renderJobAudio, JOB_SAMPLE_RATE } from '../../inference/render.ts';
+import { parseWavHeader } from '../../inference/audio/wav.ts';
+
+const engine = new EspeakEngine();
+const services = {
+  engine,
+  config: { moderationTerms: ['ma túy'] },
+  catalog: { resolve: async () => CATALOGUE[0] },
+} as unknown as Pick<CoreServices, 'engine' | 'catalog' | 'config'>;
+
+const job = (over: Partial<JobRecord>) => ({ voiceId: CATALOGUE[0].id, engine: 'v4', accountId: 'acc', speed: 1, aiRefine: false, text: '', ...over }) as JobRecord;
+
+test('a job renders to a 48 kHz WAV whose duration matches its data', async (t) => {
+  const audio = await renderJobAudio(services, job({ text: 'Ngày 21/11/2026, giá $5 [cười] nhé.' }));
+  const info = parseWavHeader(audio.wav)!;
+  t.is(info.sampleRate, JOB_SAMPLE_RATE);
+  t.is(info.dataBytes, audio.wav.length - 44);
+  t.true(Math.abs(audio.durationSeconds - info.dataBytes / 2 / JOB_SAMPLE_RATE) < 1e-9);
+  t.true(audio.durationSeconds > 2);
+});
+
+test('a job whose text has nothing speakable renders an empty 44-byte WAV', async (t) => {
+  const audio = await renderJobAudio(services, job({ text: '[music] ...' }));
+  t.is(audio.wav.length, 44);
+  t.is(audio.durationSeconds, 0);
+});
+
+test('an aiRefine job with moderated text fails as content_rejected, not retried', async (t) => {
+  const err = await t.throwsAsync(renderJobAudio(services, job({ text: 'buôn ma túy', aiRefine: true })));
+  t.deepEqual(classifyRenderError(err), { code: 'content_rejected', message: 'The text was refused by content moderation.', retryable: false });
+});
+
+test('render failures are classified: unavailable and timeouts retry, refusals do not', (t) => {
+  t.like(classifyRenderError(new EngineUnavailableError('down')), { code: 'synthesis_unavailable', retryable: true });
+  t.like(classifyRenderError(new AbortError()), { code: 'synthesis_timeout', retryable: true });
+  t.like(classifyRenderError(new ApiError(400, 'Unknown voice')), { code: 'synthesis_failed', retryable: false });
+  t.like(classifyRenderError(new Error('espeak-ng exited with 1')), { code: 'synthesis_failed', retryable: true });
+});
