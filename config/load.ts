@@ -48,7 +48,7 @@ export interface Config {
     streamHeartbeatSeconds: number;
     streamAbandonSeconds: number;
   };
-  inference: { concurrency: number; jobMaxAttempts: number };
+  inference: { concurrency: number; jobMaxAttempts: number; leaseSeconds: number; retryBaseMs: number };
   moderationTerms: string[];
   webhooks: { allowLoopback: boolean; caFile: string | null; retryScale: number };
 }
@@ -132,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       streamHeartbeatSeconds: v.STREAM_HEARTBEAT_SECONDS,
       streamAbandonSeconds: v.STREAM_ABANDON_SECONDS,
     },
-    inference: { concurrency: v.INFERENCE_CONCURRENCY, jobMaxAttempts: v.JOB_MAX_ATTEMPTS },
+    inference: { concurrency: v.INFERENCE_CONCURRENCY, jobMaxAttempts: v.JOB_MAX_ATTEMPTS, leaseSeconds: v.JOB_LEASE_SECONDS, retryBaseMs: v.JOB_RETRY_BASE_MS },
     moderationTerms: csv(v.MODERATION_TERMS),
     webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, caFile: v.WEBHOOK_CA_FILE ?? null, retryScale: v.WEBHOOK_RETRY_SCALE },
   };

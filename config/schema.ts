@@ -50,6 +50,8 @@ export const envSchema = Joi.object({
   STREAM_HEARTBEAT_SECONDS: Joi.number().min(0.1).default(2),
   STREAM_ABANDON_SECONDS: Joi.number().min(1).default(120),
   INFERENCE_CONCURRENCY: Joi.number().integer().min(1).max(64).default(2),
+  JOB_LEASE_SECONDS: Joi.number().min(1).default(30),
+  JOB_RETRY_BASE_MS: Joi.number().integer().min(1).default(1000),
   JOB_MAX_ATTEMPTS: Joi.number().integer().min(1).max(10).default(3),
   VOICE_MODELS: Joi.string().allow('').default(''),
   MODERATION_TERMS: Joi.string().allow('').default(''),

@@ -20,6 +20,11 @@ export interface ApiErrorFields {
   compatType?: string;
   /** Error code for usage analytics when it differs from `http_<status>`. */
   usageCode?: string;
+  /**
+   * Native body with only `statusCode` and `message`: the voice-agent
+   * webhook's 502 (SPEC POST /agent/speech), whose caller reads nothing else.
+   */
+  bare?: boolean;
 }
 
 export class ApiError extends Error {

@@ -8,6 +8,8 @@ import { adminRouter } from './admin/routes.ts';
 import { startOutboxRelay } from './billing/outbox-relay.ts';
 import { startLedgerWriter } from '../pipelines/ledger-writer.ts';
 import { startUsageAggregator } from '../pipelines/usage-aggregator.ts';
+import { startInferenceWorker } from '../inference/worker.ts';
+import { startInferenceEndpoint } from '../inference/endpoint.ts';
 import type { BackgroundWorker, CoreServices } from './plugin.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -42,6 +44,20 @@ function coreWorkers(services: CoreServices): BackgroundWorker[] {
         const sub = await startUsageAggregator(services);
         return () => sub.stop();
       },
+    },
+    {
+      name: 'core:inference-worker',
+      role: 'inference',
+      start: async () => {
+        const { concurrency, jobMaxAttempts, leaseSeconds, retryBaseMs } = services.config.inference;
+        const sub = await startInferenceWorker(services, { concurrency, maxAttempts: jobMaxAttempts, leaseSeconds, retryBaseMs });
+        return () => sub.stop();
+      },
+    },
+    {
+      name: 'core:inference-endpoint',
+      role: 'inference',
+      start: async () => startInferenceEndpoint(services),
     },
   ];
 }

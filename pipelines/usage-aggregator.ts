@@ -2,8 +2,16 @@ import type { Bus, Subscription } from '../core/ports/bus.ts';
 import { TOPICS } from '../core/ports/bus.ts';
 import type { Analytics, JobCloseEvent, OutcomeEvent } from '../core/ports/analytics.ts';
 import type { Metrics } from '../core/metrics.ts';
+import type { JobEvent } from '../core/ports/job-events.ts';
 
-export const JOB_CLOSES_TOPIC = 'usage.job-closes';
+/** A finished job closes its `queued` usage row as ok or error. */
+export function jobCloseOf(event: JobEvent): JobCloseEvent {
+  const base = { id: `close_${event.eventId}`, at: event.at, jobId: event.jobId };
+  if (event.type === 'tts.job.completed') {
+    return { ...base, result: 'ok', audioSeconds: event.durationSeconds, genMs: event.processingTimeMs, tokensRefunded: 0, errorCode: null };
+  }
+  return { ...base, result: 'error', audioSeconds: 0, genMs: null, tokensRefunded: event.refunded ? event.tokenCost : 0, errorCode: event.error.code };
+}
 
 /**
  * Moves request outcomes into the analytics store in batches flushed by size
@@ -24,14 +32,14 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
       deps.metrics.busConsumed.inc({ topic: TOPICS.outcomes, group: 'usage-aggregator' }, messages.length);
     },
   });
-  const closes = await deps.bus.subscribeBatch<JobCloseEvent>({
-    topic: JOB_CLOSES_TOPIC,
+  const closes = await deps.bus.subscribeBatch<JobEvent>({
+    topic: TOPICS.jobEvents,
     group: 'usage-aggregator',
     maxBatch,
     maxWaitMs,
     handler: async (messages) => {
-      await deps.analytics.recordJobCloses(messages.map((m) => m.value));
-      deps.metrics.busConsumed.inc({ topic: JOB_CLOSES_TOPIC, group: 'usage-aggregator' }, messages.length);
+      await deps.analytics.recordJobCloses(messages.map((m) => jobCloseOf(m.value)));
+      deps.metrics.busConsumed.inc({ topic: TOPICS.jobEvents, group: 'usage-aggregator' }, messages.length);
     },
   });
   return {

@@ -38,8 +38,9 @@ export function coreRoutes(services: CoreServices): Router {
     ctx.type = services.metrics.registry.contentType;
     ctx.body = await services.metrics.registry.metrics();
   });
-  router.get('/files/:key+', async (ctx) => {
-    const key = ctx.params.key;
+  router.get('/files/*key', async (ctx) => {
+    const raw = ctx.params.key as unknown;
+    const key = Array.isArray(raw) ? raw.join('/') : String(raw);
     const { expires, signature } = ctx.query;
     if (typeof expires !== 'string' || typeof signature !== 'string' || !services.downloads.verify(key, expires, signature)) {
       throw new ApiError(403, 'This download link is invalid or has expired. Request a fresh link.', { code: 'LINK_EXPIRED' });

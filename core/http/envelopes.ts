@@ -31,6 +31,7 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
 
 export function nativeBody(err: ApiError, traceId: string): Record<string, unknown> {
   const f = err.fields;
+  if (f.bare) return { statusCode: err.status, message: err.messages };
   const body: Record<string, unknown> = {
     statusCode: err.status,
     message: err.messages,

@@ -1,5 +1,5 @@
 import https from 'node:https';
-import tls from 'node:tls';
+import tls, { type TLSSocket } from 'node:tls';
 import { isIP } from 'node:net';
 import type { WebhookError } from '../../core/ports/webhooks.ts';
 import type { CheckedDestination } from './destination.ts';
@@ -61,8 +61,9 @@ export function createHttpsTransport(options: { ca: string | null; maxSocketsPer
     maxTotalSockets: options.maxTotalSockets,
     // Idle pooled sockets are dropped after this; active requests keep their own deadline.
     timeout: 30_000,
-    // Passing `ca` replaces the system roots, so the test CA is added to them, not swapped in.
-    ca: options.ca ? [...tls.rootCertificates, options.ca] : undefined,
+    // One context built once: a `ca` option would replace the system roots, and would be re-read into the
+    // agent's pool key and a fresh secure context on every request. The test CA is added to the roots.
+    secureContext: options.ca ? tls.createSecureContext({ ca: [...tls.rootCertificates, options.ca] }) : undefined,
   });
 
   const post: Transport = (request) =>
@@ -73,12 +74,14 @@ export function createHttpsTransport(options: { ca: string | null; maxSocketsPer
       let phase: Phase = 'connecting';
       let statusCode: number | null = null;
       let settled = false;
+      let detach = () => {};
 
       const settle = (result: PostResult) => {
         if (settled) return;
         settled = true;
         clearTimeout(totalTimer);
         clearTimeout(connectTimer);
+        detach();
         resolve(result);
       };
       const fromStatus = (): PostResult => {
@@ -112,16 +115,26 @@ export function createHttpsTransport(options: { ca: string | null; maxSocketsPer
       }, Math.min(request.connectTimeoutMs, request.totalTimeoutMs));
 
       req.on('socket', (socket) => {
-        if (req.reusedSocket) {
+        // A pooled socket can be handed over without `req.reusedSocket` being set (queued requests), so the
+        // socket's own state decides; listeners are removed at the end, or each reuse would leave two behind.
+        // `authorized` turns true only once the handshake and the certificate check are done.
+        if ((socket as TLSSocket).authorized) {
           phase = 'waiting';
           return;
         }
-        socket.once('connect', () => {
+        phase = socket.connecting ? 'connecting' : 'handshaking';
+        const connected = () => {
           if (phase === 'connecting') phase = 'handshaking';
-        });
-        socket.once('secureConnect', () => {
+        };
+        const secured = () => {
           phase = 'waiting';
-        });
+        };
+        socket.once('connect', connected);
+        socket.once('secureConnect', secured);
+        detach = () => {
+          socket.off('connect', connected);
+          socket.off('secureConnect', secured);
+        };
       });
       req.on('response', (res) => {
         statusCode = res.statusCode ?? 0;

@@ -66,7 +66,7 @@ export async function startWebhookDispatcher(deps: DispatcherDeps, overrides: Pa
     ? null
     : createHttpsTransport({
         ca: deps.config.caFile ? readFileSync(deps.config.caFile, 'utf8') : null,
-        maxSocketsPerHost: options.maxPerEndpoint,
+        maxSocketsPerHost: options.concurrency,
         maxTotalSockets: options.concurrency,
       });
   const transport = options.transport ?? https!.post;

@@ -108,7 +108,12 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       } catch (err) {
         logger.error('could not claim webhook deliveries', { err: err as Error });
       }
-      if (woken || stopped) continue;
+      if (stopped) continue;
+      if (woken) {
+        // Let the other attempts finishing in this turn free their slots too: one claim for all of them.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, options.pollIntervalMs);
         wakeUp = () => {

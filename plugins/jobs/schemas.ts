@@ -12,8 +12,8 @@ export interface SubmitJobBody {
 
 export const submitJobBody = Joi.object<SubmitJobBody>({
   text: Joi.string().min(1).max(50_000).required().messages({
-    'string.max': '"text" must be at most 50000 characters',
-    'string.empty': '"text" must not be empty',
+    'string.max': 'text must be at most 50000 characters',
+    'string.empty': 'text must not be empty',
   }),
   voiceId: Joi.string().trim().max(200).allow(null, ''),
   emotion: Joi.string().valid(...EMOTIONS).default('natural'),
@@ -34,7 +34,7 @@ export const batchQuery = Joi.object({
       return ids;
     })
     .messages({
-      'any.invalid': '"ids" must list at least one job id',
-      'array.max': `"ids" may list at most ${MAX_BATCH_IDS} job ids`,
+      'any.invalid': 'ids must list at least one job id',
+      'array.max': `ids may list at most ${MAX_BATCH_IDS} job ids`,
     }),
 });

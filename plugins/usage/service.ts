@@ -8,7 +8,7 @@ const DAY_MS = 86_400_000;
 export function usageWindow(from: Date | undefined, to: Date | undefined, now = new Date()): { from: Date; to: Date } {
   const end = to ?? now;
   const start = from ?? new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS);
-  if (start.getTime() > end.getTime()) throw new ApiError(400, ['"from" must be before "to"'], { param: 'from' });
+  if (start.getTime() > end.getTime()) throw new ApiError(400, ['from must be before to'], { param: 'from' });
   if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
     throw new ApiError(400, [`the window from "from" to "to" may span at most ${MAX_WINDOW_DAYS} days`], { param: 'from' });
   }

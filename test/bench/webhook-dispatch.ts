@@ -47,6 +47,15 @@ async function main(): Promise<void> {
   const receiver = await startReceiver(pki.trusted);
   // Only counts are kept: a receiver that stored every request would be the leak.
   receiver.received = { push: () => 0 } as unknown as typeof receiver.received;
+  const perEndpoint = new Map<string, number>();
+  let maxPerEndpointSeen = 0;
+  receiver.respond = (request, res) => {
+    const n = (perEndpoint.get(request.path) ?? 0) + 1;
+    perEndpoint.set(request.path, n);
+    maxPerEndpointSeen = Math.max(maxPerEndpointSeen, n);
+    res.once('close', () => void perEndpoint.set(request.path, perEndpoint.get(request.path)! - 1));
+    res.writeHead(204).end();
+  };
 
   for (let i = 0; i < ENDPOINTS; i++) {
     await store.createEndpoint({
@@ -86,7 +95,7 @@ async function main(): Promise<void> {
   })();
 
   console.log(`webhook dispatch: ${TOTAL} deliveries to ${ENDPOINTS} endpoints on one local HTTPS receiver; concurrency ${CONCURRENCY}, at most ${MAX_PER_ENDPOINT} per endpoint; SQLite store ${path.join(dir, 'bench.db')}`);
-  console.log('deliveries   rate/s   heapUsed MB   rss MB   receiver max in flight');
+  console.log('deliveries   rate/s   heapUsed MB   rss MB');
   const rates: number[] = [];
   const heaps: number[] = [];
   const started = performance.now();
@@ -99,7 +108,7 @@ async function main(): Promise<void> {
     gc();
     const mem = process.memoryUsage();
     heaps.push(mem.heapUsed);
-    console.log(`${String(mark).padStart(10)}   ${rates.at(-1)!.toFixed(0).padStart(6)}   ${mb(mem.heapUsed).padStart(11)}   ${mb(mem.rss).padStart(6)}   ${receiver.maxInFlight}`);
+    console.log(`${String(mark).padStart(10)}   ${rates.at(-1)!.toFixed(0).padStart(6)}   ${mb(mem.heapUsed).padStart(11)}   ${mb(mem.rss).padStart(6)}`);
   }
   const seconds = (performance.now() - started) / 1000;
   await producer;
@@ -112,15 +121,17 @@ async function main(): Promise<void> {
   pki.cleanup();
 
   const overall = TOTAL / seconds;
-  const warm = heaps.length > 2 ? heaps[1] : heaps[0];
+  // The first step includes start-up allocations (TLS sessions, prepared statements); growth is measured after it.
+  const warmIndex = heaps.length > 2 ? 1 : 0;
+  const warm = heaps[warmIndex];
   const growth = heaps.at(-1)! - warm;
-  const perEndpointOk = receiver.maxInFlight <= ENDPOINTS * MAX_PER_ENDPOINT;
+  const perEndpointOk = maxPerEndpointSeen <= MAX_PER_ENDPOINT;
   console.log(`\nwhole run: ${TOTAL} in ${seconds.toFixed(1)} s = ${overall.toFixed(0)} deliveries/s; median of ${rates.length} windows ${median(rates).toFixed(0)}/s (min ${Math.min(...rates).toFixed(0)}, max ${Math.max(...rates).toFixed(0)})`);
   console.log(`failed attempts: ${failed}; stored: ${stored.map((s) => `${s.status}=${s.n}`).join(', ')}`);
-  console.log(`heap after GC: ${mb(warm)} MB at ${STEP * 2} -> ${mb(heaps.at(-1)!)} MB at ${TOTAL} (growth ${mb(growth)} MB, ${((growth / warm) * 100).toFixed(1)}%)`);
-  console.log(`receiver saw at most ${receiver.maxInFlight} requests at once (limit ${ENDPOINTS} endpoints x ${MAX_PER_ENDPOINT})`);
+  console.log(`heap after GC: ${mb(warm)} MB at ${STEP * (warmIndex + 1)} -> ${mb(heaps.at(-1)!)} MB at ${TOTAL} (growth ${mb(growth)} MB, ${((growth / warm) * 100).toFixed(1)}%)`);
+  console.log(`receiver saw at most ${maxPerEndpointSeen} requests at once for one endpoint (limit ${MAX_PER_ENDPOINT}) and ${receiver.maxInFlight} in all (limit ${CONCURRENCY})`);
   const pass = median(rates) >= MIN_RATE && growth < MAX_HEAP_GROWTH_MB * 1024 * 1024 && failed === 0 && perEndpointOk;
-  console.log(pass ? 'PASS' : `FAIL (needs >= ${MIN_RATE}/s median, < ${MAX_HEAP_GROWTH_MB} MB heap growth, no failures)`);
+  console.log(pass ? 'PASS' : `FAIL (needs >= ${MIN_RATE}/s median, < ${MAX_HEAP_GROWTH_MB} MB heap growth, no failures, per-endpoint bound kept)`);
   process.exitCode = pass ? 0 : 1;
 }
 

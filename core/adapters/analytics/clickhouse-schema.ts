@@ -8,7 +8,8 @@ import { CLOSED_ERROR_STATUS, eventTimeMs } from './report.ts';
  *
  * usage_events holds one row per outcome event, ordered by
  * (account_id, at_ms, id) so an account's window is one primary-key range,
- * and partitioned by month. It is a ReplacingMergeTree on `version`: a
+ * and partitioned by month; small granules keep FINAL from merging
+ * neighbouring accounts' rows. It is a ReplacingMergeTree on `version`: a
  * redelivered event collapses with its twin, and a queued `POST /tts` row is
  * closed by inserting a new version of the same row (version = close time).
  * Closing by version rather than joining closes at query time keeps
@@ -53,7 +54,8 @@ export function schemaStatements(database: string): string[] {
   return [
     `CREATE DATABASE IF NOT EXISTS ${db}`,
     `CREATE TABLE IF NOT EXISTS ${table(TABLES.events)} (${EVENT_COLUMNS}
-) ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(at) ORDER BY (account_id, at_ms, id)`,
+) ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(at) ORDER BY (account_id, at_ms, id)
+  SETTINGS index_granularity = 1024`,
     `CREATE TABLE IF NOT EXISTS ${table(TABLES.jobs)} (${EVENT_COLUMNS}
 ) ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(at) ORDER BY (job_id, id)`,
     `CREATE TABLE IF NOT EXISTS ${table(TABLES.closes)} (

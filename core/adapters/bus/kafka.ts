@@ -1,0 +1,224 @@
+import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
+import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
+import { backoffMs, type BusErrorReporter } from './local-consumer.ts';
+
+/**
+ * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
+ * after the handler resolves; a message that keeps failing is retried with
+ * backoff in place (so later messages of its partition wait, keeping key
+ * order) and then sent to `<topic>.dlq`. Values travel as JSON
+ * `{ id, value, publishedAt }` under the message key.
+ */
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  /** partitions of every topic this bus creates (and of its `.dlq`) */
+  partitions: number;
+  replicationFactor?: number;
+  /** first retry delay, doubled on each further attempt (default 200) */
+  retryBackoffMs?: number;
+  onError?: BusErrorReporter;
+}
+
+interface Envelope {
+  id: string;
+  value: unknown;
+  publishedAt: string;
+}
+
+const DEFAULT_MAX_ATTEMPTS = 5;
+const DLQ_SUFFIX = '.dlq';
+/** Longest wait between heartbeats while a retry backs off, well inside the default 30 s session timeout. */
+const HEARTBEAT_SLICE_MS = 3000;
+
+const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
+
+const reportToStderr: BusErrorReporter = (error, { topic, group, ids, attempt }) => {
+  const reason = error instanceof Error ? error.message : String(error);
+  console.error(`kafka bus: ${group} on ${topic} failed (attempt ${attempt}, ${ids.join(',') || 'no message'}): ${reason}`);
+};
+
+function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
+  const envelope = JSON.parse(message.value?.toString('utf8') ?? 'null') as Envelope;
+  if (!envelope || typeof envelope.id !== 'string') throw new TypeError('kafka bus: message is not a bus envelope');
+  return { id: envelope.id, key: message.key?.toString('utf8') ?? '', value: envelope.value as T, publishedAt: envelope.publishedAt, attempt };
+}
+
+export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
+  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN });
+  const retryBackoffMs = opts.retryBackoffMs ?? 200;
+  const onError = opts.onError ?? reportToStderr;
+  const admin = kafka.admin();
+  // Idempotent producer: broker-side dedupe of retried sends, which needs one request in flight to keep order.
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  await admin.connect();
+  await producer.connect();
+  const topicsReady = new Map<string, Promise<void>>();
+  const subscriptions = new Set<Subscription>();
+
+  function ensureTopic(topic: string): Promise<void> {
+    let ready = topicsReady.get(topic);
+    if (!ready) {
+      const topics = [topic, `${topic}${DLQ_SUFFIX}`].map((name) => ({
+        topic: name, numPartitions: opts.partitions, replicationFactor: opts.replicationFactor ?? -1,
+      }));
+      ready = admin.createTopics({ topics, waitForLeaders: true }).then(() => undefined);
+      ready.catch(() => topicsReady.delete(topic));
+      topicsReady.set(topic, ready);
+    }
+    return ready;
+  }
+
+  async function publish<T>(topic: string, messages: OutgoingMessage<T>[]): Promise<void> {
+    if (messages.length === 0) return;
+    await ensureTopic(topic);
+    const publishedAt = new Date().toISOString();
+    await producer.send({
+      topic,
+      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify({ id: m.id, value: m.value, publishedAt } satisfies Envelope) })),
+    });
+  }
+
+  async function deadLetter(topic: string, message: KafkaMessage): Promise<void> {
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(message.value?.toString('utf8') ?? 'null') as Envelope;
+      if (!envelope || typeof envelope.id !== 'string') throw new TypeError('not an envelope');
+    } catch {
+      envelope = { id: `${topic}@${message.offset}`, value: message.value?.toString('utf8') ?? null, publishedAt: new Date().toISOString() };
+    }
+    await publish(`${topic}${DLQ_SUFFIX}`, [{ id: envelope.id, key: message.key?.toString('utf8') ?? '', value: envelope.value }]);
+  }
+
+  /** Starts a consumer; `stopped` lets handlers abandon retries (leaving the offset uncommitted) when stop() is called. */
+  async function startConsumer(topic: string, group: string, extra: { maxWaitTimeInMs?: number },
+    run: (consumer: Consumer, control: { stopped: () => boolean; pause: (ms: number, heartbeat: () => Promise<void>) => Promise<boolean> }) => Promise<void>): Promise<Subscription> {
+    await ensureTopic(topic);
+    const consumer = kafka.consumer({ groupId: group, allowAutoTopicCreation: false, ...extra });
+    let stopped = false;
+    const sleepers = new Set<() => void>();
+    const pause = async (ms: number, heartbeat: () => Promise<void>) => {
+      const end = Date.now() + ms;
+      while (!stopped && Date.now() < end) {
+        await new Promise<void>((resolve) => {
+          const done = () => { clearTimeout(timer); sleepers.delete(done); resolve(); };
+          const timer = setTimeout(done, Math.min(HEARTBEAT_SLICE_MS, end - Date.now()));
+          sleepers.add(done);
+        });
+        if (!stopped) await heartbeat();
+      }
+      return !stopped;
+    };
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await run(consumer, { stopped: () => stopped, pause });
+    let stopping: Promise<void> | undefined;
+    const subscription: Subscription = {
+      stop() {
+        stopping ??= (async () => {
+          stopped = true;
+          for (const wake of [...sleepers]) wake();
+          await consumer.disconnect();
+          subscriptions.delete(subscription);
+        })();
+        return stopping;
+      },
+    };
+    subscriptions.add(subscription);
+    return subscription;
+  }
+
+  return {
+    publish,
+
+    async subscribe<T>(options: SubscribeOptions<T>) {
+      const { topic, group, handler } = options;
+      const maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+      return startConsumer(topic, group, {}, (consumer, control) => consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: Math.max(1, options.concurrency ?? 1),
+        eachMessage: async ({ partition, message, heartbeat }) => {
+          for (let attempt = 1; !control.stopped(); attempt++) {
+            try {
+              await handler(decode<T>(message, attempt));
+            } catch (error) {
+              onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
+              if (attempt < maxAttempts) {
+                await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
+                continue;
+              }
+              await deadLetter(topic, message);
+            }
+            await consumer.commitOffsets([{ topic, partition, offset: nextOffset(message.offset) }]);
+            return;
+          }
+        },
+      }));
+    },
+
+    async subscribeBatch<T>(options: BatchSubscribeOptions<T>) {
+      const { topic, group, handler } = options;
+      const maxBatch = Math.max(1, options.maxBatch);
+      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs }, (consumer, control) => consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+          for (let start = 0; start < batch.messages.length; start += maxBatch) {
+            const chunk = batch.messages.slice(start, start + maxBatch);
+            // A message that is not a bus envelope would fail every retry of its batch: dead-letter it alone.
+            const decoded: BusMessage<T>[] = [];
+            for (const message of chunk) {
+              try {
+                decoded.push(decode<T>(message, 1));
+              } catch {
+                await deadLetter(topic, message);
+              }
+            }
+            for (let attempt = 1; decoded.length > 0; attempt++) {
+              if (control.stopped() || !isRunning() || isStale()) return;
+              try {
+                await handler(decoded.map((message) => ({ ...message, attempt })));
+                break;
+              } catch (error) {
+                onError(error, { topic, group, ids: decoded.map((m) => m.id), attempt });
+                await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
+              }
+            }
+            const last = chunk[chunk.length - 1]!;
+            resolveOffset(last.offset);
+            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition: batch.partition, offset: nextOffset(last.offset) }] }] });
+            await heartbeat();
+          }
+        },
+      }));
+    },
+
+    async lag(topic: string, group: string) {
+      if (!(await admin.listTopics()).includes(topic)) return 0;
+      const [ends, committed] = await Promise.all([
+        admin.fetchTopicOffsets(topic),
+        admin.fetchOffsets({ groupId: group, topics: [topic] }),
+      ]);
+      const committedByPartition = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+      let lag = 0n;
+      for (const end of ends) {
+        const low = BigInt(end.low);
+        const done = committedByPartition.get(end.partition) ?? -1n;
+        const from = done < low ? low : done;
+        if (BigInt(end.high) > from) lag += BigInt(end.high) - from;
+      }
+      return Number(lag);
+    },
+
+    async ping() {
+      await admin.describeCluster();
+    },
+
+    async close() {
+      await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
+      await producer.disconnect();
+      await admin.disconnect();
+    },
+  };
+}

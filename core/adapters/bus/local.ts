@@ -1,0 +1,139 @@
+import { EventEmitter } from 'node:events';
+import type { EmbeddedDb } from '../embedded-db.ts';
+import type { BatchSubscribeOptions, Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
+import { runBatchWorker, runMessageWorker, type BusErrorReporter, type ConsumerContext } from './local-consumer.ts';
+import { GroupState, Member } from './local-group.ts';
+import { openMessageLog, type StoredMessage } from './local-log.ts';
+
+/**
+ * The embedded bus: a durable, partitioned log in the shared SQLite file with
+ * Kafka's delivery contract (keyed partitions, consumer groups, commit after
+ * the handler resolves, retry then `<topic>.dlq`). Consumers poll every
+ * `pollMs` and are woken at once by publishes made in this process.
+ * Group membership is coordinated within one process: two processes on the
+ * same file and group would both read every partition.
+ */
+
+export interface LocalBusOptions {
+  /** how often an idle consumer looks for messages published by another process (default 250) */
+  pollMs?: number;
+  /** partitions of a topic created by this bus (default 8); a topic keeps the count it was created with */
+  partitions?: number;
+  /** first retry delay, doubled on each further attempt (default 200) */
+  retryBackoffMs?: number;
+  /** messages kept per partition even if a group lags behind (default 100000) */
+  retainPerPartition?: number;
+  /** handler failures; defaults to one line on stderr */
+  onError?: BusErrorReporter;
+}
+
+const DEFAULT_MAX_ATTEMPTS = 5;
+const DLQ_SUFFIX = '.dlq';
+
+interface SharedState {
+  published: EventEmitter;
+  groups: Map<string, GroupState>;
+}
+
+// Buses opened on the same database object share wake-ups and group membership.
+const sharedByDb = new WeakMap<EmbeddedDb, SharedState>();
+
+function sharedState(db: EmbeddedDb): SharedState {
+  let shared = sharedByDb.get(db);
+  if (!shared) {
+    const published = new EventEmitter();
+    published.setMaxListeners(0);
+    shared = { published, groups: new Map() };
+    sharedByDb.set(db, shared);
+  }
+  return shared;
+}
+
+const reportToStderr: BusErrorReporter = (error, { topic, group, ids, attempt }) => {
+  const reason = error instanceof Error ? error.message : String(error);
+  console.error(`local bus: ${group} on ${topic} failed (attempt ${attempt}, ${ids.join(',') || 'no message'}): ${reason}`);
+};
+
+export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus {
+  const pollMs = opts.pollMs ?? 250;
+  const retryBackoffMs = opts.retryBackoffMs ?? 200;
+  const onError = opts.onError ?? reportToStderr;
+  const log = openMessageLog(db, opts.partitions ?? 8, opts.retainPerPartition ?? 100_000);
+  const shared = sharedState(db);
+  const subscriptions = new Set<Subscription>();
+  let closed = false;
+
+  function publishNow(topic: string, messages: OutgoingMessage[]): void {
+    if (messages.length === 0) return;
+    log.append(topic, messages);
+    shared.published.emit(topic);
+  }
+
+  function deadLetter(topic: string, stored: StoredMessage): void {
+    publishNow(`${topic}${DLQ_SUFFIX}`, [{ id: stored.id, key: stored.key, value: JSON.parse(stored.value) as unknown }]);
+  }
+
+  function join(topic: string, group: string, workers: (ctx: ConsumerContext) => Promise<void>[]): Subscription {
+    if (closed) throw new Error('local bus: closed');
+    const partitions = log.ensureTopic(topic);
+    log.join(group, topic);
+    const stateKey = `${group}\u0000${topic}`;
+    const state = shared.groups.get(stateKey) ?? new GroupState(partitions);
+    shared.groups.set(stateKey, state);
+    const member = new Member();
+    shared.published.on(topic, member.wake);
+    state.add(member);
+    const ctx: ConsumerContext = {
+      log, topic, group, member, state, pollMs, retryBackoffMs, onError,
+      deadLetter: (stored) => deadLetter(topic, stored),
+    };
+    const running = Promise.all(workers(ctx));
+    let stopping: Promise<void> | undefined;
+    const subscription: Subscription = {
+      stop() {
+        stopping ??= (async () => {
+          member.stop();
+          await running;
+          shared.published.off(topic, member.wake);
+          state.remove(member);
+          if (state.size === 0) shared.groups.delete(stateKey);
+          subscriptions.delete(subscription);
+        })();
+        return stopping;
+      },
+    };
+    subscriptions.add(subscription);
+    return subscription;
+  }
+
+  return {
+    async publish<T>(topic: string, messages: OutgoingMessage<T>[]) {
+      publishNow(topic, messages);
+    },
+
+    async subscribe<T>(options: SubscribeOptions<T>) {
+      const concurrency = Math.max(1, options.concurrency ?? 1);
+      const maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+      return join(options.topic, options.group, (ctx) =>
+        Array.from({ length: concurrency }, () => runMessageWorker(ctx, options.handler, maxAttempts)));
+    },
+
+    async subscribeBatch<T>(options: BatchSubscribeOptions<T>) {
+      const maxBatch = Math.max(1, options.maxBatch);
+      return join(options.topic, options.group, (ctx) => [runBatchWorker(ctx, options.handler, maxBatch, options.maxWaitMs)]);
+    },
+
+    async lag(topic: string, group: string) {
+      return log.lag(topic, group);
+    },
+
+    async ping() {
+      db.prepare('SELECT 1').get();
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
+    },
+  };
+}

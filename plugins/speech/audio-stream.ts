@@ -1,0 +1,70 @@
+/**
+ * Bodies of `POST /audio/speech` and `POST /agent/speech`: one continuous
+ * encoded stream (engine → encoder → socket with back-pressure), optionally
+ * copied into storage as it goes, or the same audio as server-sent events.
+ */
+import { encodeStream, type AudioFormat } from '../../inference/audio/index.ts';
+import type { ResponseSink } from './sink.ts';
+import type { RunEnd, SpeechRun } from './synthesis.ts';
+import type { SavedCopy } from './saved-copy.ts';
+import { deltaEvents, doneEvent, errorEvent } from './sse.ts';
+
+export interface AudioOutput {
+  format: AudioFormat;
+  sampleRate: number;
+}
+
+/**
+ * Feeds encoded bytes to `deliver` until the audio ends, the client leaves
+ * or something fails; resolves with how the run ended.
+ */
+async function pump(run: SpeechRun, output: AudioOutput, deliver: (bytes: Buffer) => Promise<boolean>): Promise<RunEnd> {
+  // The engine already renders at the output rate; the encoder only changes the coding.
+  const encoded = encodeStream(run.pcm(), { format: output.format, inputRate: run.sampleRate, outputRate: output.sampleRate });
+  let threw = false;
+  try {
+    for await (const bytes of encoded as AsyncIterable<Buffer>) {
+      if (!(await deliver(bytes))) {
+        run.stop('client_gone');
+        break;
+      }
+    }
+  } catch {
+    // The run knows whether its engine failed or was stopped; anything else is the encoder's failure.
+    threw = true;
+  } finally {
+    encoded.destroy();
+  }
+  const end = run.end ?? 'failed';
+  return threw && end === 'complete' ? 'failed' : end;
+}
+
+/** Audio bytes as they are encoded; a saved copy receives the same bytes. */
+export function streamAudio(run: SpeechRun, sink: ResponseSink, output: AudioOutput, copy: SavedCopy | null): Promise<RunEnd> {
+  return pump(run, output, async (bytes) => {
+    if (copy) await copy.write(bytes);
+    return sink.write(bytes);
+  });
+}
+
+/** Ends an audio body. Headerless audio cannot say it is incomplete, so a cut-short body is cut off mid-transfer. */
+export async function finishAudio(end: RunEnd, sink: ResponseSink): Promise<void> {
+  if (end === 'complete') await sink.end();
+  else if (end !== 'client_gone') sink.cut();
+}
+
+/** The audio as `speech.audio.delta` events. */
+export function streamSse(run: SpeechRun, sink: ResponseSink, output: AudioOutput): Promise<RunEnd> {
+  return pump(run, output, (bytes) => sink.write(...deltaEvents(bytes)));
+}
+
+/** Exactly one `speech.audio.done` for complete audio; `speech.audio.error` otherwise. */
+export async function finishSse(end: RunEnd, run: SpeechRun, sink: ResponseSink): Promise<void> {
+  if (end === 'client_gone') return;
+  if (end === 'complete') await sink.write(doneEvent(run.seconds));
+  else {
+    const why = end === 'abandoned' ? 'no audio was produced for too long' : 'synthesis failed';
+    await sink.write(errorEvent(`The audio is incomplete (${why}); discard it. The tokens were refunded.`));
+  }
+  await sink.end();
+}

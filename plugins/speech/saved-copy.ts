@@ -1,0 +1,102 @@
+/**
+ * The copy `POST /audio/speech` keeps of a non-streaming response (SPEC:
+ * `X-Service-Job-Id`). The job record exists before the first byte is sent,
+ * the encoded bytes are written to storage as they go to the client, and
+ * the job completes with a link to the very same audio. Storage trouble
+ * never breaks the response itself: the copy's job fails instead.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import type { Blobs } from '../../core/ports/blobs.ts';
+import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
+import type { Charge } from '../../core/billing/service.ts';
+import type { Logger } from '../../core/logger.ts';
+import { CONTENT_TYPES, type AudioFormat } from '../../inference/audio/index.ts';
+
+const EXTENSIONS: Record<AudioFormat, string> = { mp3: 'mp3', opus: 'ogg', wav: 'wav', pcm: 'pcm', ulaw: 'ulaw' };
+
+export interface SavedCopyInput {
+  accountId: string;
+  keyId: string;
+  text: string;
+  voiceId: string;
+  voiceName: string;
+  engine: string;
+  speed: number;
+  aiRefine: boolean;
+  characters: number;
+  charge: Charge;
+  format: AudioFormat;
+  sampleRate: number;
+}
+
+export interface SavedCopyDeps {
+  jobs: JobsStore;
+  blobs: Blobs;
+  logger: Logger;
+}
+
+export class SavedCopy {
+  private readonly body = new PassThrough();
+  private readonly stored: Promise<boolean>;
+  private broken = false;
+
+  private constructor(private readonly deps: SavedCopyDeps, readonly jobId: string, private readonly audioKey: string, contentType: string) {
+    this.stored = deps.blobs.put(audioKey, this.body, contentType).then(
+      () => true,
+      (err: unknown) => {
+        if (!this.broken) deps.logger.warn('saved copy could not be stored', { jobId, err: err as Error });
+        this.broken = true;
+        return false;
+      },
+    );
+  }
+
+  /** Records the job (status processing) and opens its storage. */
+  static async start(deps: SavedCopyDeps, input: SavedCopyInput): Promise<SavedCopy> {
+    const jobId = 'job_' + randomUUID();
+    const now = new Date().toISOString();
+    const job: JobRecord = {
+      id: jobId, accountId: input.accountId, keyId: input.keyId, status: 'processing', source: 'audio_speech', text: input.text,
+      voiceId: input.voiceId, voiceName: input.voiceName, engine: input.engine, emotion: 'natural', speed: input.speed,
+      aiRefine: input.aiRefine, textLength: input.characters, cacheKey: copyKey(input), charge: input.charge, audioKey: null,
+      durationSeconds: null, processingMs: null, attempts: 1, leaseOwner: null, leaseUntil: null, errorCode: null, error: null,
+      refunded: false, createdAt: now, startedAt: now, completedAt: null,
+    };
+    await deps.jobs.create(job);
+    return new SavedCopy(deps, jobId, `speech/${jobId}.${EXTENSIONS[input.format]}`, CONTENT_TYPES[input.format]);
+  }
+
+  /** Takes the next encoded bytes, waiting while storage is slower than the client. */
+  async write(bytes: Buffer): Promise<void> {
+    if (this.broken || this.body.write(bytes)) return;
+    await Promise.race([new Promise((resolve) => this.body.once('drain', resolve)), this.stored]);
+  }
+
+  /** The response was complete: the job completes with a link to the same bytes. */
+  async complete(durationSeconds: number, processingMs: number): Promise<void> {
+    this.body.end();
+    if (!(await this.stored)) {
+      await this.fail('synthesis_failed', 'The audio was delivered, but its copy could not be saved.', false);
+      return;
+    }
+    await this.deps.jobs.complete(this.jobId, { audioKey: this.audioKey, durationSeconds, processingMs, completedAt: new Date().toISOString() });
+  }
+
+  /** The response was cut short or abandoned by the client: no copy is kept. */
+  async fail(errorCode: string, message: string, refunded: boolean): Promise<void> {
+    this.broken = true;
+    this.body.destroy(new Error(message));
+    await this.stored;
+    await this.deps.blobs.delete(this.audioKey).catch(() => undefined);
+    await this.deps.jobs.fail(this.jobId, { errorCode, error: message, completedAt: new Date().toISOString() });
+    if (refunded) await this.deps.jobs.markRefunded(this.jobId);
+  }
+}
+
+/** Identifies what the copy holds; copies are never served from the `POST /tts` content cache. */
+function copyKey(input: SavedCopyInput): string {
+  return createHash('sha256')
+    .update(JSON.stringify(['audio_speech', input.engine, input.voiceId, input.speed, input.format, input.sampleRate, input.text.normalize('NFC')]))
+    .digest('hex');
+}

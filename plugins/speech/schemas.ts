@@ -1,0 +1,125 @@
+import Joi from 'joi';
+import { EMOTIONS } from '../../config/emotions.ts';
+import { ALLOWED_SAMPLE_RATES, AUDIO_FORMATS, type AudioFormat } from '../../inference/audio/index.ts';
+
+/** SPEC Limits: 50000 characters on the native routes; the compatible route gets the same ceiling. */
+export const MAX_TEXT_CHARS = 50_000;
+/** Rates the voice-agent platform asks for (SPEC POST /agent/speech). */
+export const AGENT_SAMPLE_RATES = [8000, 16000, 22050, 24000] as const;
+/** The compatible route's two reading styles, accepted and ignored. */
+export const COMPAT_EMOTIONS = ['natural', 'storytelling'] as const;
+
+const UNSUPPORTED_FORMATS = ['aac', 'flac'];
+
+/**
+ * An output format field: the five SPEC formats, with `aac` and `flac`
+ * named as unsupported rather than merely unknown, since clients of the
+ * compatible API send them.
+ */
+function formatField(name: string) {
+  return Joi.string()
+    .custom((value: string, helpers) => {
+      if (UNSUPPORTED_FORMATS.includes(value)) return helpers.error('format.unsupported');
+      if (!(AUDIO_FORMATS as readonly string[]).includes(value)) return helpers.error('format.unknown');
+      return value;
+    })
+    .messages({
+      'format.unsupported': `"${name}" {#value} is not supported; use one of ${AUDIO_FORMATS.join(', ')}`,
+      'format.unknown': `"${name}" must be one of ${AUDIO_FORMATS.join(', ')}`,
+    });
+}
+
+function textField(name: string) {
+  return Joi.string().max(MAX_TEXT_CHARS).required().messages({
+    'any.required': `"${name}" is required`,
+    'string.empty': `"${name}" must not be empty`,
+    'string.max': `"${name}" must be at most ${MAX_TEXT_CHARS} characters`,
+  });
+}
+
+const sampleRate = (name: string) =>
+  Joi.number().valid(...ALLOWED_SAMPLE_RATES).messages({ 'any.only': `"${name}" must be one of ${ALLOWED_SAMPLE_RATES.join(', ')}` });
+
+export interface AudioSpeechBody {
+  input: string;
+  model?: string | null;
+  voice?: string | null;
+  response_format?: AudioFormat;
+  sample_rate?: number;
+  speed: number;
+  instructions?: string | null;
+  stream_format?: 'audio' | 'sse';
+  emotion?: string;
+  aiRefine: boolean;
+  engine?: string | null;
+}
+
+/** `POST /audio/speech`. Unknown fields are ignored: clients of the compatible API send fields this service has no use for. */
+export const audioSpeechBody = Joi.object<AudioSpeechBody>({
+  input: textField('input'),
+  model: Joi.string().trim().max(100).allow(null, ''),
+  voice: Joi.string().trim().max(200).allow(null, ''),
+  response_format: formatField('response_format'),
+  sample_rate: sampleRate('sample_rate'),
+  speed: Joi.number().min(0.25).max(4).default(1).messages({ 'number.min': '"speed" must be between 0.25 and 4.0', 'number.max': '"speed" must be between 0.25 and 4.0' }),
+  instructions: Joi.string().allow('', null),
+  stream_format: Joi.string().valid('audio', 'sse'),
+  emotion: Joi.string().valid(...COMPAT_EMOTIONS),
+  aiRefine: Joi.boolean().default(false),
+  engine: Joi.string().trim().max(40).allow(null, ''),
+}).unknown(true).required();
+
+export interface TtsStreamBody {
+  text: string;
+  voiceId?: string | null;
+  emotion: string;
+  speed: number;
+  engine?: string | null;
+  aiRefine: boolean;
+  outputFormat: AudioFormat;
+  sampleRate?: number;
+}
+
+/** `POST /tts/stream`: the native fields of `POST /tts` plus the output format and rate. */
+export const ttsStreamBody = Joi.object<TtsStreamBody>({
+  text: textField('text'),
+  voiceId: Joi.string().trim().max(200).allow(null, ''),
+  emotion: Joi.string().valid(...EMOTIONS).default('natural'),
+  speed: Joi.number().min(0.5).max(2).default(1),
+  engine: Joi.string().trim().max(40).allow(null, ''),
+  aiRefine: Joi.boolean().default(false),
+  outputFormat: formatField('outputFormat').default('wav'),
+  sampleRate: sampleRate('sampleRate'),
+}).required();
+
+export interface AgentSpeechQuery {
+  voiceId?: string;
+  engine?: string;
+}
+
+export const agentSpeechQuery = Joi.object<AgentSpeechQuery>({
+  voiceId: Joi.string().trim().max(200).allow(''),
+  engine: Joi.string().trim().max(40).allow(''),
+}).unknown(true);
+
+export interface AgentSpeechBody {
+  message: { type: 'voice-request'; text: string; sampleRate: (typeof AGENT_SAMPLE_RATES)[number] };
+}
+
+/** The voice-agent platform's custom-voice request; it sends call and assistant details too, which are ignored. */
+export const agentSpeechBody = Joi.object<AgentSpeechBody>({
+  message: Joi.object({
+    type: Joi.string().valid('voice-request').required().messages({
+      'any.only': '"message.type" must be "voice-request"',
+      'any.required': '"message.type" is required and must be "voice-request"',
+    }),
+    text: Joi.string().trim().max(MAX_TEXT_CHARS).required().messages({
+      'string.empty': '"message.text" must not be empty',
+      'any.required': '"message.text" is required',
+    }),
+    sampleRate: Joi.number().valid(...AGENT_SAMPLE_RATES).required().messages({
+      'any.only': `"message.sampleRate" must be one of ${AGENT_SAMPLE_RATES.join(', ')}`,
+      'any.required': `"message.sampleRate" is required (${AGENT_SAMPLE_RATES.join(', ')})`,
+    }),
+  }).unknown(true).required(),
+}).unknown(true).required();

@@ -1,0 +1,241 @@
+/**
+ * The logic of the three synchronous speech routes, no Koa in here: each
+ * method checks everything that can be refused (before billing), charges,
+ * starts the engine, waits for its first audio, and returns the response
+ * headers with a `send` that streams the body, settles the charge by how
+ * the stream ended, and then ends the body.
+ */
+import type { Writable } from 'node:stream';
+import type { CoreServices } from '../../core/plugin.ts';
+import type { AuthContext } from '../../core/http/auth.ts';
+import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
+import type { VoiceProfile } from '../../core/ports/engine.ts';
+import { ApiError } from '../../core/errors.ts';
+import { enforceTestKeyWordCap } from '../../core/text-limits.ts';
+import { CONTENT_TYPES, canEncode } from '../../inference/audio/index.ts';
+import { prepareText } from '../../inference/text/index.ts';
+import { refineForRequest } from '../../inference/refine.ts';
+import type { AgentSpeechBody, AgentSpeechQuery, AudioSpeechBody, TtsStreamBody } from './schemas.ts';
+import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from './options.ts';
+import { chargeAndStart, settleRun, type BillingScope, type EarlyFailure, type StartedRun } from './billing-run.ts';
+import { ResponseSink } from './sink.ts';
+import { finishAudio, finishSse, streamAudio, streamSse } from './audio-stream.ts';
+import { FrameStream } from './stream-session.ts';
+import { streamFormatName } from './stream-frames.ts';
+import { SavedCopy } from './saved-copy.ts';
+import { acquireStreamSlots, type HeldSlots } from './slots.ts';
+import type { RunEnd } from './synthesis.ts';
+
+export interface RequestScope extends BillingScope {
+  auth: AuthContext;
+  /** the response body; nothing is written to it before the service returns */
+  out: Writable;
+}
+
+export interface Delivery {
+  headers: Record<string, string>;
+  /** streams the body, settles billing, ends the body; never throws (the status is already sent) */
+  send(): Promise<void>;
+}
+
+/** How long the voice-agent route waits for a worker's first audio before answering 503. */
+export const AGENT_FIRST_AUDIO_SECONDS = 10;
+/** The compatible route's headerless PCM default (SPEC Audio formats). */
+const COMPAT_PCM_RATE = 24_000;
+
+interface BodySteps {
+  write(): Promise<RunEnd>;
+  finish(end: RunEnd): Promise<void>;
+  /** a complete run without samples is refunded too (`/tts/stream`: marker but only heartbeats) */
+  refundEmpty?: boolean;
+  afterSettle?(end: RunEnd, refunded: boolean): Promise<void>;
+  release?(): Promise<void>;
+}
+
+const refunded = (what: string) => `${what}; the tokens were refunded.`;
+
+export function createSpeechService(services: CoreServices) {
+  const { catalog, config, logger } = services;
+  const abandonMs = config.limits.streamAbandonSeconds * 1000;
+  const heartbeatMs = config.limits.streamHeartbeatSeconds * 1000;
+  const silentFor = (seconds: number) => () =>
+    new ApiError(503, refunded(`No audio was produced within ${seconds} seconds. Retry shortly`), { usageCode: 'synthesis_timeout' });
+
+  /** Text as the engine reads it: refined when asked, always prepared; 400 when nothing is speakable. */
+  function speakable(text: string, aiRefine: boolean, param: string): string {
+    const source = aiRefine ? refineForRequest(text, config.moderationTerms).text : text;
+    const prepared = prepareText(source);
+    if (prepared.chunks.length === 0) throw new ApiError(400, `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
+    return prepared.text;
+  }
+
+  function annotate(outcome: OutcomeAnnotation, voice: VoiceProfile, engine: string, characters: number): void {
+    Object.assign(outcome, { voice: voice.id, voiceName: voice.name, engine, characters });
+  }
+
+  function delivery(scope: RequestScope, sink: ResponseSink, started: StartedRun, headers: Record<string, string>, steps: BodySteps): Delivery {
+    return {
+      headers,
+      async send() {
+        let end: RunEnd = 'failed';
+        try {
+          end = started.first === 'gone' ? 'client_gone' : await steps.write();
+        } catch (err) {
+          logger.error('speech body failed', { err: err as Error });
+          started.run.stop('failed');
+        }
+        try {
+          const wasRefunded = await settleRun(scope, started, end, { refundEmpty: steps.refundEmpty ?? false, logger });
+          await steps.afterSettle?.(end, wasRefunded);
+        } catch (err) {
+          logger.error('speech stream could not be settled', { err: err as Error });
+        }
+        try {
+          await steps.finish(end);
+        } catch {
+          sink.cut();
+        }
+        await steps.release?.().catch((err: unknown) => logger.warn('stream slots not released', { err: err as Error }));
+      },
+    };
+  }
+
+  return {
+    async audioSpeech(body: AudioSpeechBody, scope: RequestScope): Promise<Delivery> {
+      const engine = compatEngine(body, catalog);
+      enforceTestKeyWordCap(scope.auth, body.input, 'input');
+      checkStreamFormat(body.stream_format, body.response_format ?? 'mp3');
+      const output = chooseOutput({
+        format: body.response_format, sampleRate: body.sample_rate, defaultFormat: 'mp3', pcmDefaultRate: COMPAT_PCM_RATE,
+        params: { format: 'response_format', sampleRate: 'sample_rate' },
+      }, canEncode);
+      const voice = await catalog.resolve({ voice: body.voice, engine, accountId: scope.auth.accountId, allowClones: false, param: 'voice' });
+      const text = speakable(body.input, body.aiRefine, 'input');
+      const price = services.billing.price({ text: body.input, engine, aiRefine: body.aiRefine });
+      annotate(scope.outcome, voice, engine, price.characters);
+
+      const sink = new ResponseSink(scope.out);
+      const speed = clampSpeed(body.speed);
+      const started = await chargeAndStart(scope, {
+        engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed, sampleRate: output.sampleRate },
+        abandonMs, waitMs: abandonMs + 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
+        failures: {
+          failed: () => new ApiError(500, refunded('Synthesis failed. Retry shortly'), { usageCode: 'synthesis_failed' }),
+          silent: silentFor(config.limits.streamAbandonSeconds),
+        },
+      });
+
+      const sse = body.stream_format === 'sse';
+      let copy: SavedCopy | null = null;
+      if (!body.stream_format && started.first !== 'gone') {
+        try {
+          copy = await SavedCopy.start({ jobs: services.documents.jobs, blobs: services.blobs, logger }, {
+            accountId: scope.auth.accountId, keyId: scope.auth.keyId, text: body.input, voiceId: voice.id, voiceName: voice.name, engine, speed,
+            aiRefine: body.aiRefine, characters: price.characters, charge: started.charge, format: output.format, sampleRate: output.sampleRate,
+          });
+        } catch (err) {
+          started.run.stop('failed');
+          await scope.billing.refund(started.charge);
+          throw err;
+        }
+      }
+      const headers: Record<string, string> = { 'Content-Type': sse ? 'text/event-stream' : CONTENT_TYPES[output.format], 'Cache-Control': 'no-store' };
+      if (output.format === 'pcm' || output.format === 'ulaw') headers['X-Sample-Rate'] = String(output.sampleRate);
+      if (copy) headers['X-Service-Job-Id'] = copy.jobId;
+      const audio = { format: output.format, sampleRate: output.sampleRate };
+      return delivery(scope, sink, started, headers, {
+        write: () => (sse ? streamSse(started.run, sink, audio) : streamAudio(started.run, sink, audio, copy)),
+        finish: (end) => (sse ? finishSse(end, started.run, sink) : finishAudio(end, sink)),
+        async afterSettle(end, wasRefunded) {
+          if (!copy) return;
+          if (end === 'complete') await copy.complete(started.run.seconds, started.run.genMs ?? 0);
+          else await copy.fail('synthesis_failed', end === 'client_gone' ? 'The client disconnected before the audio was complete.' : 'Synthesis failed mid-stream.', wasRefunded);
+        },
+      });
+    },
+
+    async ttsStream(body: TtsStreamBody, scope: RequestScope): Promise<Delivery> {
+      const engine = catalog.resolveEngine(body.engine);
+      if (!catalog.engines().find((e) => e.key === engine)?.features.includes('stream')) {
+        throw new ApiError(400, `Engine ${engine} does not stream; use POST /tts.`, { param: 'engine', code: 'STREAM_UNSUPPORTED' });
+      }
+      enforceTestKeyWordCap(scope.auth, body.text);
+      const output = chooseOutput({
+        format: body.outputFormat, sampleRate: body.sampleRate, defaultFormat: 'wav', pcmDefaultRate: 48_000,
+        params: { format: 'outputFormat', sampleRate: 'sampleRate' },
+      }, canEncode);
+      const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: scope.auth.accountId, allowClones: true, param: 'voiceId' });
+      const text = speakable(body.text, body.aiRefine, 'text');
+      const price = services.billing.price({ text: body.text, engine, aiRefine: body.aiRefine });
+      annotate(scope.outcome, voice, engine, price.characters);
+
+      const slots: HeldSlots = await acquireStreamSlots(services.counters.slots, scope.auth.grantId, config.limits);
+      const sink = new ResponseSink(scope.out);
+      const wav = output.format === 'wav';
+      let started: StartedRun;
+      try {
+        started = await chargeAndStart(scope, {
+          engine: services.engine, billingEngine: engine, tokens: price.tokens,
+          request: { text, voice, speed: body.speed, sampleRate: output.sampleRate },
+          // Held back no longer than one heartbeat: a slow start is answered with heartbeats, not silence.
+          abandonMs, waitMs: Math.min(heartbeatMs, abandonMs / 2), clientGone: sink.clientGone, emptyIsFailure: false, logger,
+          failures: {
+            failed: () => new ApiError(502, refunded('Every synthesis worker failed before producing audio. Retry, or use POST /tts'), { usageCode: 'synthesis_failed' }),
+            silent: silentFor(config.limits.streamAbandonSeconds),
+          },
+        });
+      } catch (err) {
+        await slots.release();
+        throw err;
+      }
+      const headers: Record<string, string> = {
+        'Content-Type': 'application/octet-stream',
+        'Cache-Control': 'no-store',
+        'X-Sample-Rate': String(output.sampleRate),
+        'X-Output-Format': output.format,
+        'X-Stream-Format': streamFormatName(output.format),
+      };
+      if (wav) headers['X-Stream-Heartbeat'] = String(config.limits.streamHeartbeatSeconds);
+      const frames = new FrameStream(started.run, sink, { format: output.format, sampleRate: output.sampleRate, heartbeatMs: wav ? heartbeatMs : null });
+      return delivery(scope, sink, started, headers, {
+        write: () => frames.send(started.first === 'waiting'),
+        finish: (end) => frames.finish(end),
+        refundEmpty: true,
+        release: () => slots.release(),
+      });
+    },
+
+    async agentSpeech(query: AgentSpeechQuery, body: AgentSpeechBody, scope: RequestScope): Promise<Delivery> {
+      const engine = catalog.resolveEngine(query.engine);
+      const { text: input, sampleRate } = body.message;
+      enforceTestKeyWordCap(scope.auth, input, 'message.text');
+      const voice = await catalog.resolve({ voice: query.voiceId, engine, accountId: scope.auth.accountId, allowClones: false, param: 'voiceId' });
+      // SPEC: aiRefine is never applied on this route.
+      const text = speakable(input, false, 'message.text');
+      const price = services.billing.price({ text: input, engine, aiRefine: false });
+      annotate(scope.outcome, voice, engine, price.characters);
+
+      const sink = new ResponseSink(scope.out);
+      const noAudio = () => new ApiError(502, 'The synthesis worker produced no audio; the tokens were refunded.', { bare: true, usageCode: 'synthesis_failed' });
+      const noWorker: EarlyFailure['silent'] = silentFor(AGENT_FIRST_AUDIO_SECONDS);
+      const started = await chargeAndStart(scope, {
+        engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed: 1, sampleRate },
+        abandonMs, waitMs: AGENT_FIRST_AUDIO_SECONDS * 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
+        failures: { failed: noAudio, silent: noWorker },
+      });
+      if (started.first === 'waiting') {
+        started.run.stop('abandoned');
+        await scope.billing.refund(started.charge);
+        scope.outcome.errorCode = 'synthesis_timeout';
+        throw noWorker();
+      }
+      const headers = { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store', 'X-Sample-Rate': String(sampleRate) };
+      return delivery(scope, sink, started, headers, {
+        write: () => streamAudio(started.run, sink, { format: 'pcm', sampleRate }, null),
+        finish: (end) => finishAudio(end, sink),
+      });
+    },
+  };
+}
+
+export type SpeechService = ReturnType<typeof createSpeechService>;

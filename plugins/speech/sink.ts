@@ -1,0 +1,71 @@
+/**
+ * The response body as the streaming code sees it: ordered writes that wait
+ * while the client reads slower than synthesis (back-pressure, so nothing
+ * piles up in memory), and a signal that fires when the client goes away.
+ */
+import type { Writable } from 'node:stream';
+
+export class ResponseSink {
+  private readonly gone = new AbortController();
+
+  constructor(private readonly out: Writable) {
+    out.once('close', () => {
+      if (!out.writableFinished) this.gone.abort();
+    });
+    if (out.destroyed) this.gone.abort();
+  }
+
+  /** fires when the client disconnects before the body was complete */
+  get clientGone(): AbortSignal {
+    return this.gone.signal;
+  }
+
+  get open(): boolean {
+    return !this.gone.signal.aborted && !this.out.destroyed && !this.out.writableEnded;
+  }
+
+  /** True when the client has not taken the last write yet; heartbeats are pointless then. */
+  get backedUp(): boolean {
+    return this.out.writableNeedDrain;
+  }
+
+  /** Writes the parts back to back; resolves once the client can take more. False when the client is gone. */
+  async write(...parts: Buffer[]): Promise<boolean> {
+    if (!this.open) return false;
+    let ready = true;
+    this.out.cork();
+    for (const part of parts) ready = this.out.write(part) && ready;
+    this.out.uncork();
+    if (!ready) await this.drained();
+    return this.open;
+  }
+
+  /** Ends the body normally; resolves when it has been handed to the socket or the client went away. */
+  end(): Promise<void> {
+    if (!this.open) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.out.once('close', resolve);
+      this.out.end(resolve);
+    });
+  }
+
+  /**
+   * Cuts the connection so the client sees a transfer that did not finish
+   * (headerless audio has no other way to say it is incomplete).
+   */
+  cut(): void {
+    this.out.destroy();
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.out.off('drain', done);
+        this.out.off('close', done);
+        resolve();
+      };
+      this.out.on('drain', done);
+      this.out.on('close', done);
+    });
+  }
+}

@@ -1,0 +1,286 @@
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Bus, BusMessage, OutgoingMessage } from '../../core/ports/bus.ts';
+import { openEmbeddedDb, type EmbeddedDb } from '../../core/adapters/embedded-db.ts';
+import { createLocalBus } from '../../core/adapters/bus/local.ts';
+import { createKafkaBus } from '../../core/adapters/bus/kafka.ts';
+
+/** Opens buses on one backing store (a file, a cluster); a bus opened after another was closed is a restart. */
+interface Harness {
+  open(): Promise<Bus>;
+  close(bus: Bus): Promise<void>;
+  dispose(): void;
+  /** time for a consumer group to settle after members join (Kafka rebalances take seconds) */
+  settleMs: number;
+}
+
+const quiet = () => {};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function eventually(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await sleep(10);
+  }
+}
+
+const names = () => ({ topic: `t.${randomUUID()}`, group: `g.${randomUUID()}` });
+const messages = (count: number, key: (i: number) => string, offset = 0): OutgoingMessage<{ n: number }>[] =>
+  Array.from({ length: count }, (_, i) => ({ id: `m${i + offset}`, key: key(i + offset), value: { n: i + offset } }));
+
+function busContract(name: string, harness: () => Harness) {
+  const withBus = (title: string, body: (bus: Bus, h: Harness) => Promise<void>) =>
+    test(`${name}: ${title}`, async (t) => {
+      const h = harness();
+      const bus = await h.open();
+      try {
+        await body(bus, h);
+        t.pass();
+      } finally {
+        await h.close(bus);
+        h.dispose();
+      }
+    });
+
+  withBus('a subscriber receives what was published, with id, key, value, publishedAt and attempt 1', async (bus) => {
+    const { topic, group } = names();
+    await bus.publish(topic, [{ id: 'a1', key: 'acct-1', value: { text: 'xin chào' } }]);
+    const got: BusMessage[] = [];
+    const sub = await bus.subscribe({ topic, group, handler: async (m) => { got.push(m); } });
+    await eventually(() => got.length === 1);
+    await sub.stop();
+    const [m] = got;
+    if (m?.id !== 'a1' || m.key !== 'acct-1' || (m.value as { text: string }).text !== 'xin chào' || m.attempt !== 1) throw new Error(JSON.stringify(m));
+    if (Number.isNaN(Date.parse(m.publishedAt))) throw new Error('publishedAt is not an ISO time');
+  });
+
+  withBus('messages with the same key are handled in publication order, even with concurrency', async (bus) => {
+    const { topic, group } = names();
+    for (let round = 0; round < 4; round++) await bus.publish(topic, messages(20, (i) => `k${i % 5}`, round * 20));
+    const seen = new Map<string, number[]>();
+    const sub = await bus.subscribe<{ n: number }>({
+      topic, group, concurrency: 4,
+      handler: async (m) => {
+        await sleep(m.value.n % 3);
+        seen.set(m.key, [...(seen.get(m.key) ?? []), m.value.n]);
+      },
+    });
+    await eventually(() => [...seen.values()].flat().length === 80);
+    await sub.stop();
+    for (const [key, order] of seen) {
+      if (order.join() !== [...order].sort((a, b) => a - b).join()) throw new Error(`${key} out of order: ${order.join()}`);
+    }
+  });
+
+  withBus('the offset is committed only after the handler resolves: a throwing handler gets the message again with a growing attempt', async (bus) => {
+    const { topic, group } = names();
+    await bus.publish(topic, messages(3, () => 'same-key'));
+    const calls: string[] = [];
+    const sub = await bus.subscribe({
+      topic, group, maxAttempts: 5,
+      handler: async (m) => {
+        calls.push(`${m.id}#${m.attempt}`);
+        if (m.id === 'm1' && m.attempt < 3) throw new Error('transient');
+      },
+    });
+    await eventually(() => calls.includes('m2#1'));
+    await sub.stop();
+    if (calls.join() !== 'm0#1,m1#1,m1#2,m1#3,m2#1') throw new Error(calls.join());
+    if ((await bus.lag(topic, group)) !== 0) throw new Error('lag after success');
+  });
+
+  withBus('a message that fails maxAttempts times goes to <topic>.dlq and the partition moves on', async (bus) => {
+    const { topic, group } = names();
+    await bus.publish(topic, messages(2, () => 'k'));
+    const attempts: number[] = [];
+    const handled: string[] = [];
+    const dead: BusMessage[] = [];
+    const sub = await bus.subscribe({
+      topic, group, maxAttempts: 3,
+      handler: async (m) => {
+        if (m.id === 'm0') { attempts.push(m.attempt); throw new Error('poison'); }
+        handled.push(m.id);
+      },
+    });
+    const dlq = await bus.subscribe({ topic: `${topic}.dlq`, group, handler: async (m) => { dead.push(m); } });
+    await eventually(() => handled.length === 1 && dead.length === 1);
+    await Promise.all([sub.stop(), dlq.stop()]);
+    if (attempts.join() !== '1,2,3') throw new Error(`attempts ${attempts.join()}`);
+    if (dead[0]?.id !== 'm0' || dead[0].key !== 'k' || (dead[0].value as { n: number }).n !== 0) throw new Error(JSON.stringify(dead));
+    if ((await bus.lag(topic, group)) !== 0) throw new Error('dead-lettered message not committed');
+  });
+
+  withBus('two groups each receive every message', async (bus) => {
+    const { topic } = names();
+    await bus.publish(topic, messages(10, (i) => `k${i}`));
+    const a: string[] = [];
+    const b: string[] = [];
+    const subs = await Promise.all([
+      bus.subscribe({ topic, group: `${topic}.a`, handler: async (m) => { a.push(m.id); } }),
+      bus.subscribe({ topic, group: `${topic}.b`, handler: async (m) => { b.push(m.id); } }),
+    ]);
+    await eventually(() => a.length === 10 && b.length === 10);
+    await Promise.all(subs.map((s) => s.stop()));
+    if (new Set(a).size !== 10 || new Set(b).size !== 10) throw new Error('duplicates');
+  });
+
+  withBus('two members of one group split the partitions between them, with no duplicates', async (bus, h) => {
+    const { topic, group } = names();
+    const got = [new Array<string>(), new Array<string>()];
+    const subs = await Promise.all(got.map((into) => bus.subscribe({ topic, group, handler: async (m) => { into.push(m.id); } })));
+    await sleep(h.settleMs);
+    await bus.publish(topic, messages(64, (i) => `key-${i % 16}`));
+    await eventually(() => got[0]!.length + got[1]!.length >= 64);
+    await sleep(100);
+    await Promise.all(subs.map((s) => s.stop()));
+    const all = [...got[0]!, ...got[1]!];
+    if (all.length !== 64 || new Set(all).size !== 64) throw new Error(`received ${all.length}, unique ${new Set(all).size}`);
+    if (got[0]!.length === 0 || got[1]!.length === 0) throw new Error(`one member idle: ${got[0]!.length}/${got[1]!.length}`);
+  });
+
+  withBus('subscribeBatch hands at most maxBatch messages, retries a failed batch whole, and commits after success', async (bus) => {
+    const { topic, group } = names();
+    await bus.publish(topic, messages(25, (i) => `k${i % 3}`));
+    const batches: BusMessage[][] = [];
+    let failed = false;
+    const sub = await bus.subscribeBatch({
+      topic, group, maxBatch: 10, maxWaitMs: 200,
+      handler: async (batch) => {
+        batches.push(batch);
+        if (!failed) { failed = true; throw new Error('store down'); }
+      },
+    });
+    await eventually(() => new Set(batches.slice(1).flat().map((m) => m.id)).size === 25);
+    await sleep(100);
+    await sub.stop();
+    if (batches.some((batch) => batch.length > 10 || batch.length === 0)) throw new Error('batch size');
+    if (batches[1]!.map((m) => m.id).join() !== batches[0]!.map((m) => m.id).join()) throw new Error('failed batch not redelivered whole');
+    if (batches[1]!.some((m) => m.attempt !== 2)) throw new Error('attempt did not grow');
+    if (batches.slice(1).flat().length !== 25) throw new Error('a committed batch was delivered again');
+    if ((await bus.lag(topic, group)) !== 0) throw new Error('lag after batches');
+  });
+
+  withBus('lag is messages published but not committed by the group', async (bus) => {
+    const { topic, group } = names();
+    await bus.publish(topic, messages(5, (i) => `k${i}`));
+    if ((await bus.lag(topic, group)) !== 5) throw new Error(`lag before consuming: ${await bus.lag(topic, group)}`);
+    let count = 0;
+    const sub = await bus.subscribe({ topic, group, handler: async () => { count++; } });
+    await eventually(() => count === 5);
+    await sub.stop();
+    if ((await bus.lag(topic, group)) !== 0) throw new Error('lag after consuming');
+    await bus.publish(topic, messages(3, (i) => `k${i}`, 5));
+    if ((await bus.lag(topic, group)) !== 3) throw new Error('lag after new messages');
+  });
+
+  withBus('stop() waits for in-flight handlers, and a restart resumes from the committed offset without loss', async (bus, h) => {
+    const { topic, group } = names();
+    await bus.publish(topic, messages(6, () => 'k'));
+    const first: string[] = [];
+    const sub = await bus.subscribe({
+      topic, group, maxAttempts: 1000,
+      handler: async (m) => {
+        if (m.id === 'm5') throw new Error('not yet');
+        if (m.id === 'm4') await sleep(200);
+        first.push(m.id);
+      },
+    });
+    await eventually(() => first.length === 4);
+    await sleep(20);
+    await sub.stop();
+    if (first.join() !== 'm0,m1,m2,m3,m4') throw new Error(`stop did not wait: ${first.join()}`);
+    await h.close(bus);
+
+    const reopened = await h.open();
+    try {
+      await reopened.publish(topic, messages(2, () => 'k', 6));
+      const second: string[] = [];
+      const again = await reopened.subscribe({ topic, group, handler: async (m) => { second.push(m.id); } });
+      await eventually(() => second.length === 3);
+      await sleep(100);
+      await again.stop();
+      if (second.join() !== 'm5,m6,m7') throw new Error(`after restart: ${second.join()}`);
+    } finally {
+      await h.close(reopened);
+    }
+  });
+}
+
+function localHarness(): Harness {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bus-contract-'));
+  const dbs = new Map<Bus, EmbeddedDb>();
+  return {
+    settleMs: 0,
+    async open() {
+      const db = openEmbeddedDb(dir);
+      const bus = createLocalBus(db, { pollMs: 50, partitions: 4, retryBackoffMs: 5, onError: quiet });
+      dbs.set(bus, db);
+      return bus;
+    },
+    async close(bus) {
+      const db = dbs.get(bus);
+      if (!db) return;
+      dbs.delete(bus);
+      await bus.close();
+      db.close();
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+busContract('local', localHarness);
+
+test('local: a publish in this process wakes an idle subscriber at once, without waiting for the poll', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bus-wake-'));
+  const db = openEmbeddedDb(dir);
+  const bus = createLocalBus(db, { pollMs: 60_000, onError: quiet });
+  const { topic, group } = names();
+  let receivedAt = 0;
+  const sub = await bus.subscribe({ topic, group, handler: async () => { receivedAt = Date.now(); } });
+  await sleep(50);
+  const sentAt = Date.now();
+  await bus.publish(topic, [{ id: 'x', key: 'k', value: 1 }]);
+  await eventually(() => receivedAt > 0, 2000);
+  t.true(receivedAt - sentAt < 100, `latency ${receivedAt - sentAt} ms`);
+  await sub.stop();
+  await bus.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('local: messages every group has committed are pruned, and retention caps a log nobody reads', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bus-prune-'));
+  const db = openEmbeddedDb(dir);
+  const bus = createLocalBus(db, { partitions: 1, retainPerPartition: 100, onError: quiet });
+  const { topic, group } = names();
+  const count = () => db.prepare('SELECT COUNT(*) FROM bus_messages WHERE topic = ?').pluck().get(topic) as number;
+  let handled = 0;
+  const sub = await bus.subscribe({ topic, group, handler: async () => { handled++; } });
+  for (let i = 0; i < 6; i++) await bus.publish(topic, messages(100, () => 'k', i * 100));
+  await eventually(() => handled === 600);
+  await sub.stop();
+  t.true(count() < 200, `read log keeps ${count()} rows`);
+  const unread = `${topic}.unread`;
+  for (let i = 0; i < 6; i++) await bus.publish(unread, messages(100, () => 'k', i * 100));
+  const kept = db.prepare('SELECT COUNT(*) FROM bus_messages WHERE topic = ?').pluck().get(unread) as number;
+  t.true(kept <= 100 + 256, `unread log keeps ${kept} rows`);
+  await bus.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const brokers = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean) ?? [];
+if (brokers.length > 0) {
+  busContract('kafka', () => ({
+    settleMs: 8000,
+    open: () => createKafkaBus({ brokers, clientId: `bus-contract-${process.pid}`, partitions: 4, retryBackoffMs: 5, onError: quiet }),
+    close: (bus) => bus.close(),
+    dispose: () => {},
+  }));
+} else {
+  console.log('bus contract: KAFKA_BROKERS is not set; skipping the Kafka adapter');
+}
