@@ -114,7 +114,7 @@ export function createSpeechService(services: CoreServices) {
       const price = services.billing.price({ text: body.input, engine, aiRefine: body.aiRefine });
       annotate(scope.outcome, voice, engine, price.characters);
 
-      const sink = new ResponseSink(scope.out);
+      const sink = new ResponseSink(scope.out, abandonMs);
       const speed = clampSpeed(body.speed);
       const started = await chargeAndStart(scope, {
         engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed, sampleRate: output.sampleRate },
@@ -170,7 +170,7 @@ export function createSpeechService(services: CoreServices) {
       annotate(scope.outcome, voice, engine, price.characters);
 
       const slots: HeldSlots = await acquireStreamSlots(services.counters.slots, scope.auth.grantId, config.limits);
-      const sink = new ResponseSink(scope.out);
+      const sink = new ResponseSink(scope.out, abandonMs);
       const wav = output.format === 'wav';
       let started: StartedRun;
       try {
@@ -215,7 +215,7 @@ export function createSpeechService(services: CoreServices) {
       const price = services.billing.price({ text: input, engine, aiRefine: false });
       annotate(scope.outcome, voice, engine, price.characters);
 
-      const sink = new ResponseSink(scope.out);
+      const sink = new ResponseSink(scope.out, abandonMs);
       const noAudio = () => new ApiError(502, 'The synthesis worker produced no audio; the tokens were refunded.', { bare: true, usageCode: 'synthesis_failed' });
       const noWorker: EarlyFailure['silent'] = silentFor(AGENT_FIRST_AUDIO_SECONDS);
       const started = await chargeAndStart(scope, {

@@ -8,7 +8,12 @@ import type { Writable } from 'node:stream';
 export class ResponseSink {
   private readonly gone = new AbortController();
 
-  constructor(private readonly out: Writable) {
+  /**
+   * @param stallMs a client that takes nothing for this long is treated as
+   *   gone: the connection is closed rather than held (and its engine and
+   *   stream slot with it) for as long as the peer keeps the socket open
+   */
+  constructor(private readonly out: Writable, private readonly stallMs: number) {
     out.once('close', () => {
       if (!out.writableFinished) this.gone.abort();
     });
@@ -60,10 +65,15 @@ export class ResponseSink {
   private drained(): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
+        clearTimeout(stalled);
         this.out.off('drain', done);
         this.out.off('close', done);
         resolve();
       };
+      const stalled = setTimeout(() => {
+        done();
+        this.cut();
+      }, this.stallMs);
       this.out.on('drain', done);
       this.out.on('close', done);
     });

@@ -49,7 +49,6 @@ export class SpeechRun {
     if (gone?.aborted) this.stop('client_gone');
     else gone?.addEventListener('abort', () => this.stop('client_gone'), { once: true, signal: this.controller.signal });
     this.iterator = engine.synthesize({ ...request, signal: this.controller.signal })[Symbol.asyncIterator]();
-    this.armWatchdog();
   }
 
   get seconds(): number {
@@ -109,25 +108,34 @@ export class SpeechRun {
     }
   }
 
+  /**
+   * The next non-empty chunk, or null at the end. The abandonment clock
+   * runs only while waiting on the engine: a client reading slowly holds
+   * the engine back (back-pressure) without that counting as silence.
+   */
   private async pull(): Promise<Buffer | null> {
-    for (;;) {
-      const next = this.iterator.next();
-      next.catch(noop);
-      let result: IteratorResult<PcmChunk>;
-      try {
-        result = await raceAbort(next, this.controller.signal);
-      } catch (err) {
-        if (!this.stopReason) this.fail(err);
-        throw err;
+    this.armWatchdog();
+    try {
+      for (;;) {
+        const next = this.iterator.next();
+        next.catch(noop);
+        let result: IteratorResult<PcmChunk>;
+        try {
+          result = await raceAbort(next, this.controller.signal);
+        } catch (err) {
+          if (!this.stopReason) this.fail(err);
+          throw err;
+        }
+        if (result.done) {
+          this.finish();
+          return null;
+        }
+        if (result.value.pcm.length === 0) continue;
+        this.samples += result.value.pcm.length >> 1;
+        return result.value.pcm;
       }
-      if (result.done) {
-        this.finish();
-        return null;
-      }
-      if (result.value.pcm.length === 0) continue;
-      this.samples += result.value.pcm.length >> 1;
-      this.armWatchdog();
-      return result.value.pcm;
+    } finally {
+      this.clearWatchdog();
     }
   }
 

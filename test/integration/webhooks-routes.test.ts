@@ -2,11 +2,7 @@ import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/load.ts';
-import Koa from 'koa';
-import Router from '@koa/router';
-import { randomUUID } from 'node:crypto';
-import { API_PREFIX } from '../../core/app.ts';
-import { routePipeline } from '../../core/http/route-pipeline.ts';
+import { buildKoaApp } from '../../core/app.ts';
 import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
 import { createMemoryCounters } from '../../core/adapters/counters/memory.ts';
 import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
@@ -51,7 +47,7 @@ test.before(async () => {
   await key('key_a2', 'acct_a', KEY_A2);
   await key('key_b', 'acct_b', KEY_B);
   await webhooksPlugin.setup({ ...services, route: (r) => void routes.push(r), worker: (w) => void workers.push(w) } as PluginContext);
-  server = http.createServer(apiOnly(routes).callback());
+  server = http.createServer(buildKoaApp(services, routes).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
 });
@@ -60,23 +56,6 @@ test.after.always(async () => {
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   db.close();
 });
-
-/**
- * core/app.ts's /api/v1 router, without its core routes: the routes run through core's real
- * per-route phases (routePipeline), which is everything these tests are about.
- */
-function apiOnly(defs: RouteDefinition[]): Koa {
-  const app = new Koa();
-  app.use(async (ctx, next) => {
-    ctx.state.requestId = randomUUID();
-    ctx.state.startedAt = performance.now();
-    await next();
-  });
-  const api = new Router({ prefix: API_PREFIX });
-  for (const def of defs) api[def.method.toLowerCase() as 'get' | 'post' | 'delete'](def.path, routePipeline(def, services));
-  app.use(api.routes());
-  return app;
-}
 
 async function call(method: string, path: string, key: string | null, json?: unknown) {
   const headers: Record<string, string> = {};

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ChildPlatform {
+  child: ChildProcess;
+  /** API base URL when the process runs the api role */
+  url: string | null;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Runs `core/main.ts` (what `npm start` runs) as a child process, so tests
+ * can kill it the hard way. Resolves once the platform logged its start.
+ */
+export async function startChildPlatform(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildPlatform> {
+  const child = spawn(process.execPath, ['--import=tsx', 'core/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let url: string | null = null;
+  const started = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`child platform did not start:\n${out}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/[^\s/]+)/.exec(out);
+      if (match) url = match[1];
+      if (out.includes('"platform started"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child platform exited with ${code}:\n${out}`));
+    });
+  });
+  await started;
+  // The URL line is printed right after the start log line.
+  for (let i = 0; i < 50 && url === null && env.ROLES?.includes('api') !== false && /api/.test(env.ROLES ?? 'api'); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return {
+    child,
+    get url() {
+      return url;
+    },
+    output: () => out,
+    kill(signal = 'SIGKILL') {
+      return new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      });
+    },
+  };
+}
