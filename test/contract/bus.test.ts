@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,20 +33,19 @@ const messages = (count: number, key: (i: number) => string, offset = 0): Outgoi
   Array.from({ length: count }, (_, i) => ({ id: `m${i + offset}`, key: key(i + offset), value: { n: i + offset } }));
 
 function busContract(name: string, harness: () => Harness) {
-  const withBus = (title: string, body: (bus: Bus, h: Harness) => Promise<void>) =>
+  const withBus = (title: string, body: (t: ExecutionContext, bus: Bus, h: Harness) => Promise<void>) =>
     test(`${name}: ${title}`, async (t) => {
       const h = harness();
       const bus = await h.open();
       try {
-        await body(bus, h);
-        t.pass();
+        await body(t, bus, h);
       } finally {
         await h.close(bus);
         h.dispose();
       }
     });
 
-  withBus('a subscriber receives what was published, with id, key, value, publishedAt and attempt 1', async (bus) => {
+  withBus('a subscriber receives what was published, with id, key, value, publishedAt and attempt 1', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, [{ id: 'a1', key: 'acct-1', value: { text: 'xin chào' } }]);
     const got: BusMessage[] = [];
@@ -54,29 +53,32 @@ function busContract(name: string, harness: () => Harness) {
     await eventually(() => got.length === 1);
     await sub.stop();
     const [m] = got;
-    if (m?.id !== 'a1' || m.key !== 'acct-1' || (m.value as { text: string }).text !== 'xin chào' || m.attempt !== 1) throw new Error(JSON.stringify(m));
-    if (Number.isNaN(Date.parse(m.publishedAt))) throw new Error('publishedAt is not an ISO time');
+    t.like(m, { id: 'a1', key: 'acct-1', value: { text: 'xin chào' }, attempt: 1 });
+    t.false(Number.isNaN(Date.parse(m!.publishedAt)), 'publishedAt is an ISO time');
   });
 
-  withBus('messages with the same key are handled in publication order, even with concurrency', async (bus) => {
+  withBus('messages with the same key are handled in publication order; concurrency handles partitions in parallel', async (t, bus) => {
     const { topic, group } = names();
     for (let round = 0; round < 4; round++) await bus.publish(topic, messages(20, (i) => `k${i % 5}`, round * 20));
     const seen = new Map<string, number[]>();
+    let inFlight = 0;
+    let maxInFlight = 0;
     const sub = await bus.subscribe<{ n: number }>({
       topic, group, concurrency: 4,
       handler: async (m) => {
-        await sleep(m.value.n % 3);
+        maxInFlight = Math.max(maxInFlight, ++inFlight);
+        await sleep(1 + (m.value.n % 3));
         seen.set(m.key, [...(seen.get(m.key) ?? []), m.value.n]);
+        inFlight--;
       },
     });
     await eventually(() => [...seen.values()].flat().length === 80);
     await sub.stop();
-    for (const [key, order] of seen) {
-      if (order.join() !== [...order].sort((a, b) => a - b).join()) throw new Error(`${key} out of order: ${order.join()}`);
-    }
+    for (const [key, order] of seen) t.deepEqual(order, [...order].sort((a, b) => a - b), `${key} in order`);
+    t.true(maxInFlight > 1, `at most ${maxInFlight} handler(s) ran at once`);
   });
 
-  withBus('the offset is committed only after the handler resolves: a throwing handler gets the message again with a growing attempt', async (bus) => {
+  withBus('the offset is committed only after the handler resolves: a throwing handler gets the message again with a growing attempt', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(3, () => 'same-key'));
     const calls: string[] = [];
@@ -89,11 +91,11 @@ function busContract(name: string, harness: () => Harness) {
     });
     await eventually(() => calls.includes('m2#1'));
     await sub.stop();
-    if (calls.join() !== 'm0#1,m1#1,m1#2,m1#3,m2#1') throw new Error(calls.join());
-    if ((await bus.lag(topic, group)) !== 0) throw new Error('lag after success');
+    t.deepEqual(calls, ['m0#1', 'm1#1', 'm1#2', 'm1#3', 'm2#1']);
+    t.is(await bus.lag(topic, group), 0);
   });
 
-  withBus('a message that fails maxAttempts times goes to <topic>.dlq and the partition moves on', async (bus) => {
+  withBus('a message that fails maxAttempts times goes to <topic>.dlq and the partition moves on', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(2, () => 'k'));
     const attempts: number[] = [];
@@ -109,12 +111,12 @@ function busContract(name: string, harness: () => Harness) {
     const dlq = await bus.subscribe({ topic: `${topic}.dlq`, group, handler: async (m) => { dead.push(m); } });
     await eventually(() => handled.length === 1 && dead.length === 1);
     await Promise.all([sub.stop(), dlq.stop()]);
-    if (attempts.join() !== '1,2,3') throw new Error(`attempts ${attempts.join()}`);
-    if (dead[0]?.id !== 'm0' || dead[0].key !== 'k' || (dead[0].value as { n: number }).n !== 0) throw new Error(JSON.stringify(dead));
-    if ((await bus.lag(topic, group)) !== 0) throw new Error('dead-lettered message not committed');
+    t.deepEqual(attempts, [1, 2, 3]);
+    t.like(dead[0], { id: 'm0', key: 'k', value: { n: 0 } });
+    t.is(await bus.lag(topic, group), 0, 'the dead-lettered message is committed');
   });
 
-  withBus('two groups each receive every message', async (bus) => {
+  withBus('two groups each receive every message', async (t, bus) => {
     const { topic } = names();
     await bus.publish(topic, messages(10, (i) => `k${i}`));
     const a: string[] = [];
@@ -125,10 +127,10 @@ function busContract(name: string, harness: () => Harness) {
     ]);
     await eventually(() => a.length === 10 && b.length === 10);
     await Promise.all(subs.map((s) => s.stop()));
-    if (new Set(a).size !== 10 || new Set(b).size !== 10) throw new Error('duplicates');
+    t.deepEqual([a.sort(), b.sort()], [messages(10, String).map((m) => m.id).sort(), messages(10, String).map((m) => m.id).sort()]);
   });
 
-  withBus('two members of one group split the partitions between them, with no duplicates', async (bus, h) => {
+  withBus('two members of one group split the partitions between them, with no duplicates', async (t, bus, h) => {
     const { topic, group } = names();
     const got = [new Array<string>(), new Array<string>()];
     const subs = await Promise.all(got.map((into) => bus.subscribe({ topic, group, handler: async (m) => { into.push(m.id); } })));
@@ -138,11 +140,12 @@ function busContract(name: string, harness: () => Harness) {
     await sleep(100);
     await Promise.all(subs.map((s) => s.stop()));
     const all = [...got[0]!, ...got[1]!];
-    if (all.length !== 64 || new Set(all).size !== 64) throw new Error(`received ${all.length}, unique ${new Set(all).size}`);
-    if (got[0]!.length === 0 || got[1]!.length === 0) throw new Error(`one member idle: ${got[0]!.length}/${got[1]!.length}`);
+    t.is(all.length, 64);
+    t.is(new Set(all).size, 64, 'no message handled twice');
+    t.true(got[0]!.length > 0 && got[1]!.length > 0, `split ${got[0]!.length}/${got[1]!.length}`);
   });
 
-  withBus('subscribeBatch hands at most maxBatch messages, retries a failed batch whole, and commits after success', async (bus) => {
+  withBus('subscribeBatch hands at most maxBatch messages, retries a failed batch whole, and commits after success', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(25, (i) => `k${i % 3}`));
     const batches: BusMessage[][] = [];
@@ -157,27 +160,27 @@ function busContract(name: string, harness: () => Harness) {
     await eventually(() => new Set(batches.slice(1).flat().map((m) => m.id)).size === 25);
     await sleep(100);
     await sub.stop();
-    if (batches.some((batch) => batch.length > 10 || batch.length === 0)) throw new Error('batch size');
-    if (batches[1]!.map((m) => m.id).join() !== batches[0]!.map((m) => m.id).join()) throw new Error('failed batch not redelivered whole');
-    if (batches[1]!.some((m) => m.attempt !== 2)) throw new Error('attempt did not grow');
-    if (batches.slice(1).flat().length !== 25) throw new Error('a committed batch was delivered again');
-    if ((await bus.lag(topic, group)) !== 0) throw new Error('lag after batches');
+    t.true(batches.every((batch) => batch.length > 0 && batch.length <= 10), 'batch sizes within maxBatch');
+    t.deepEqual(batches[1]!.map((m) => m.id), batches[0]!.map((m) => m.id), 'the failed batch comes back whole');
+    t.true(batches[1]!.every((m) => m.attempt === 2), 'with attempt 2');
+    t.is(batches.slice(1).flat().length, 25, 'no committed batch is delivered again');
+    t.is(await bus.lag(topic, group), 0);
   });
 
-  withBus('lag is messages published but not committed by the group', async (bus) => {
+  withBus('lag is messages published but not committed by the group', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(5, (i) => `k${i}`));
-    if ((await bus.lag(topic, group)) !== 5) throw new Error(`lag before consuming: ${await bus.lag(topic, group)}`);
+    t.is(await bus.lag(topic, group), 5, 'a group that never committed lags by everything');
     let count = 0;
     const sub = await bus.subscribe({ topic, group, handler: async () => { count++; } });
     await eventually(() => count === 5);
     await sub.stop();
-    if ((await bus.lag(topic, group)) !== 0) throw new Error('lag after consuming');
+    t.is(await bus.lag(topic, group), 0);
     await bus.publish(topic, messages(3, (i) => `k${i}`, 5));
-    if ((await bus.lag(topic, group)) !== 3) throw new Error('lag after new messages');
+    t.is(await bus.lag(topic, group), 3);
   });
 
-  withBus('stop() waits for in-flight handlers, and a restart resumes from the committed offset without loss', async (bus, h) => {
+  withBus('stop() waits for in-flight handlers, and a restart resumes from the committed offset without loss', async (t, bus, h) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(6, () => 'k'));
     const first: string[] = [];
@@ -192,7 +195,7 @@ function busContract(name: string, harness: () => Harness) {
     await eventually(() => first.length === 4);
     await sleep(20);
     await sub.stop();
-    if (first.join() !== 'm0,m1,m2,m3,m4') throw new Error(`stop did not wait: ${first.join()}`);
+    t.deepEqual(first, ['m0', 'm1', 'm2', 'm3', 'm4'], 'stop() let m4 finish');
     await h.close(bus);
 
     const reopened = await h.open();
@@ -203,7 +206,7 @@ function busContract(name: string, harness: () => Harness) {
       await eventually(() => second.length === 3);
       await sleep(100);
       await again.stop();
-      if (second.join() !== 'm5,m6,m7') throw new Error(`after restart: ${second.join()}`);
+      t.deepEqual(second, ['m5', 'm6', 'm7'], 'the uncommitted m5 comes back, nothing committed does');
     } finally {
       await h.close(reopened);
     }
@@ -255,22 +258,27 @@ test('local: a publish in this process wakes an idle subscriber at once, without
 test('local: messages every group has committed are pruned, and retention caps a log nobody reads', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'bus-prune-'));
   const db = openEmbeddedDb(dir);
-  const bus = createLocalBus(db, { partitions: 1, retainPerPartition: 100, onError: quiet });
-  const { topic, group } = names();
-  const count = () => db.prepare('SELECT COUNT(*) FROM bus_messages WHERE topic = ?').pluck().get(topic) as number;
-  let handled = 0;
-  const sub = await bus.subscribe({ topic, group, handler: async () => { handled++; } });
-  for (let i = 0; i < 6; i++) await bus.publish(topic, messages(100, () => 'k', i * 100));
-  await eventually(() => handled === 600);
-  await sub.stop();
-  t.true(count() < 200, `read log keeps ${count()} rows`);
-  const unread = `${topic}.unread`;
-  for (let i = 0; i < 6; i++) await bus.publish(unread, messages(100, () => 'k', i * 100));
-  const kept = db.prepare('SELECT COUNT(*) FROM bus_messages WHERE topic = ?').pluck().get(unread) as number;
-  t.true(kept <= 100 + 256, `unread log keeps ${kept} rows`);
-  await bus.close();
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
+  const bus = createLocalBus(db, { partitions: 1, onError: quiet });
+  const capped = createLocalBus(db, { partitions: 1, retainPerPartition: 100, onError: quiet });
+  const rows = (topic: string) => db.prepare('SELECT COUNT(*) FROM bus_messages WHERE topic = ?').pluck().get(topic) as number;
+  try {
+    const { topic, group } = names();
+    let handled = 0;
+    const sub = await bus.subscribe({ topic, group, handler: async () => { handled++; } });
+    for (let i = 0; i < 6; i++) await bus.publish(topic, messages(100, () => 'k', i * 100));
+    await eventually(() => handled === 600);
+    await sub.stop();
+    t.true(rows(topic) < 256, `a fully read log keeps ${rows(topic)} rows`);
+
+    const unread = `${topic}.unread`;
+    for (let i = 0; i < 6; i++) await capped.publish(unread, messages(100, () => 'k', i * 100));
+    t.true(rows(unread) <= 100 + 256, `an unread log keeps ${rows(unread)} rows`);
+    t.is(await capped.lag(unread, group), rows(unread), 'lag counts only what is still retained');
+  } finally {
+    await Promise.all([bus.close(), capped.close()]);
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const brokers = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean) ?? [];

@@ -52,7 +52,7 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
   async function queuedRows(jobIds: string[]): Promise<EventRow[]> {
     const rows: EventRow[] = [];
     for (const part of chunks(jobIds, LOOKUP_CHUNK)) {
-      const raw = await select(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM ${table(TABLES.jobs)}
+      const raw = await select(`SELECT ${EVENT_ROW_COLUMNS.map(sqlIdentifier).join(', ')} FROM ${table(TABLES.jobs)}
         WHERE job_id IN (${sqlStringList(part)})`);
       rows.push(...raw.map(parseEventRow));
     }

@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
-import { backoffMs, type BusErrorReporter } from './local-consumer.ts';
+import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
@@ -27,17 +27,10 @@ interface Envelope {
   publishedAt: string;
 }
 
-const DEFAULT_MAX_ATTEMPTS = 5;
-const DLQ_SUFFIX = '.dlq';
 /** Longest wait between heartbeats while a retry backs off, well inside the default 30 s session timeout. */
 const HEARTBEAT_SLICE_MS = 3000;
 
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
-
-const reportToStderr: BusErrorReporter = (error, { topic, group, ids, attempt }) => {
-  const reason = error instanceof Error ? error.message : String(error);
-  console.error(`kafka bus: ${group} on ${topic} failed (attempt ${attempt}, ${ids.join(',') || 'no message'}): ${reason}`);
-};
 
 function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
   const envelope = JSON.parse(message.value?.toString('utf8') ?? 'null') as Envelope;
@@ -48,7 +41,7 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
-  const onError = opts.onError ?? reportToStderr;
+  const onError = opts.onError ?? stderrReporter('kafka');
   const admin = kafka.admin();
   // Idempotent producer: broker-side dedupe of retried sends, which needs one request in flight to keep order.
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
@@ -60,7 +53,8 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   function ensureTopic(topic: string): Promise<void> {
     let ready = topicsReady.get(topic);
     if (!ready) {
-      const topics = [topic, `${topic}${DLQ_SUFFIX}`].map((name) => ({
+      const names = topic.endsWith(DLQ_SUFFIX) ? [topic] : [topic, `${topic}${DLQ_SUFFIX}`];
+      const topics = names.map((name) => ({
         topic: name, numPartitions: opts.partitions, replicationFactor: opts.replicationFactor ?? -1,
       }));
       ready = admin.createTopics({ topics, waitForLeaders: true }).then(() => undefined);

@@ -1,10 +1,9 @@
 import type { BusMessage } from '../../ports/bus.ts';
 import type { GroupState, Member } from './local-group.ts';
 import type { MessageLog, StoredMessage } from './local-log.ts';
+import { backoffMs, type BusErrorReporter } from './retry.ts';
 
 /** Consumer loops of the local bus: fetch from the committed offset, handle, commit only after success. */
-
-export type BusErrorReporter = (error: unknown, context: { topic: string; group: string; ids: string[]; attempt: number }) => void;
 
 export interface ConsumerContext {
   log: MessageLog;
@@ -20,12 +19,6 @@ export interface ConsumerContext {
 
 /** Messages handled per claim of a partition before it is handed back, so one busy key cannot starve the others. */
 const MESSAGES_PER_CLAIM = 100;
-const MAX_BACKOFF_MS = 30_000;
-
-export function backoffMs(base: number, attempt: number): number {
-  return Math.min(MAX_BACKOFF_MS, base * 2 ** (attempt - 1));
-}
-
 function toBusMessage<T>(stored: StoredMessage, attempt: number): BusMessage<T> {
   return { id: stored.id, key: stored.key, value: JSON.parse(stored.value) as T, publishedAt: stored.publishedAt, attempt };
 }

@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { EmbeddedDb } from '../embedded-db.ts';
 import type { BatchSubscribeOptions, Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
-import { runBatchWorker, runMessageWorker, type BusErrorReporter, type ConsumerContext } from './local-consumer.ts';
+import { runBatchWorker, runMessageWorker, type ConsumerContext } from './local-consumer.ts';
 import { GroupState, Member } from './local-group.ts';
 import { openMessageLog, type StoredMessage } from './local-log.ts';
+import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
 
 /**
  * The embedded bus: a durable, partitioned log in the shared SQLite file with
@@ -27,9 +28,6 @@ export interface LocalBusOptions {
   onError?: BusErrorReporter;
 }
 
-const DEFAULT_MAX_ATTEMPTS = 5;
-const DLQ_SUFFIX = '.dlq';
-
 interface SharedState {
   published: EventEmitter;
   groups: Map<string, GroupState>;
@@ -49,15 +47,10 @@ function sharedState(db: EmbeddedDb): SharedState {
   return shared;
 }
 
-const reportToStderr: BusErrorReporter = (error, { topic, group, ids, attempt }) => {
-  const reason = error instanceof Error ? error.message : String(error);
-  console.error(`local bus: ${group} on ${topic} failed (attempt ${attempt}, ${ids.join(',') || 'no message'}): ${reason}`);
-};
-
 export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus {
   const pollMs = opts.pollMs ?? 250;
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
-  const onError = opts.onError ?? reportToStderr;
+  const onError = opts.onError ?? stderrReporter('local');
   const log = openMessageLog(db, opts.partitions ?? 8, opts.retainPerPartition ?? 100_000);
   const shared = sharedState(db);
   const subscriptions = new Set<Subscription>();

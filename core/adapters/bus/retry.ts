@@ -1,0 +1,21 @@
+/** Retry and dead-letter rules shared by both bus adapters, so they fail the same way. */
+
+export type BusErrorReporter = (error: unknown, context: { topic: string; group: string; ids: string[]; attempt: number }) => void;
+
+/** Deliveries of one message before it goes to the dead-letter topic, when the subscriber does not say. */
+export const DEFAULT_MAX_ATTEMPTS = 5;
+export const DLQ_SUFFIX = '.dlq';
+const MAX_BACKOFF_MS = 30_000;
+
+/** Delay before retry number `attempt + 1`: doubling from `base`, capped at 30 s. */
+export function backoffMs(base: number, attempt: number): number {
+  return Math.min(MAX_BACKOFF_MS, base * 2 ** (attempt - 1));
+}
+
+/** The default reporter: one line on stderr per failed delivery. */
+export function stderrReporter(adapter: string): BusErrorReporter {
+  return (error, { topic, group, ids, attempt }) => {
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`${adapter} bus: ${group} on ${topic} failed (attempt ${attempt}, ${ids.join(',') || 'no message'}): ${reason}`);
+  };
+}

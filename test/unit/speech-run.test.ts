@@ -1,0 +1,114 @@
+import test from 'ava';
+import type { PcmChunk, SpeechEngine, SynthesisRequest } from '../../core/ports/engine.ts';
+import { CATALOGUE } from '../../config/voices.ts';
+import { SpeechRun } from '../../plugins/speech/synthesis.ts';
+import { sleep } from '../helpers/engine-tap.ts';
+
+/** An engine scripted as a list of steps: bytes of audio, a pause, or a failure. */
+type Step = number | { wait: number } | { fail: string };
+
+function scripted(steps: Step[]): SpeechEngine & { signals: AbortSignal[] } {
+  const signals: AbortSignal[] = [];
+  return {
+    name: 'scripted',
+    signals,
+    async *synthesize(request: SynthesisRequest): AsyncGenerator<PcmChunk> {
+      signals.push(request.signal!);
+      for (const step of steps) {
+        if (typeof step === 'number') yield { pcm: Buffer.alloc(step), sampleRate: request.sampleRate };
+        else if ('wait' in step) await sleep(step.wait, request.signal);
+        else throw new Error(step.fail);
+      }
+    },
+    async ping() {},
+    async close() {},
+  };
+}
+
+const request = { text: 'Xin chào.', voice: CATALOGUE[0], speed: 1, sampleRate: 8000 };
+
+async function drain(run: SpeechRun, pauseMs = 0): Promise<unknown> {
+  try {
+    for await (const _ of run.pcm()) if (pauseMs) await sleep(pauseMs);
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+test('a complete run counts samples and seconds, skips empty chunks and records generation time', async (t) => {
+  const run = new SpeechRun(scripted([1600, 0, 3200]), request, { abandonMs: 1000 });
+  t.is(await drain(run), null);
+  t.is(run.end, 'complete');
+  t.is(run.samples, 2400);
+  t.is(run.seconds, 0.3);
+  t.is(typeof run.genMs, 'number');
+});
+
+test('prime reports the first audio, an empty run, or that nothing came yet; pcm() still yields everything', async (t) => {
+  const audio = new SpeechRun(scripted([100, 200]), request, { abandonMs: 1000 });
+  t.is(await audio.prime(500), 'audio');
+  const seen: number[] = [];
+  for await (const chunk of audio.pcm()) seen.push(chunk.length);
+  t.deepEqual(seen, [100, 200]);
+
+  t.is(await new SpeechRun(scripted([]), request, { abandonMs: 1000 }).prime(500), 'empty');
+
+  const slow = new SpeechRun(scripted([{ wait: 150 }, 100]), request, { abandonMs: 1000 });
+  t.is(await slow.prime(20), 'waiting');
+  t.is(await drain(slow), null);
+  t.is(slow.samples, 50);
+});
+
+test('an engine failure ends the run as failed and keeps the error', async (t) => {
+  const run = new SpeechRun(scripted([100, { fail: 'boom' }]), request, { abandonMs: 1000 });
+  const err = await drain(run);
+  t.is((err as Error).message, 'boom');
+  t.is(run.end, 'failed');
+  t.is(run.samples, 50);
+});
+
+test('a failure before any audio is thrown by prime', async (t) => {
+  const run = new SpeechRun(scripted([{ fail: 'no worker' }]), request, { abandonMs: 1000 });
+  await t.throwsAsync(run.prime(500), { message: 'no worker' });
+  t.is(run.end, 'failed');
+});
+
+test('no audio for abandonMs: the run is abandoned and the engine sees its signal fire', async (t) => {
+  const engine = scripted([100, { wait: 10_000 }, 100]);
+  const run = new SpeechRun(engine, request, { abandonMs: 80 });
+  const started = Date.now();
+  const err = await drain(run);
+  t.is((err as Error).name, 'AbortError');
+  t.is(run.end, 'abandoned');
+  t.true(engine.signals[0].aborted);
+  t.true(Date.now() - started < 2000);
+});
+
+test('a slow reader (back-pressure) does not count as silence', async (t) => {
+  const run = new SpeechRun(scripted([100, 100, 100]), request, { abandonMs: 50 });
+  t.is(await drain(run, 120), null);
+  t.is(run.end, 'complete');
+});
+
+test('the client going away stops the engine at once and is reported as client_gone', async (t) => {
+  const engine = scripted([100, { wait: 10_000 }, 100]);
+  const gone = new AbortController();
+  const run = new SpeechRun(engine, request, { abandonMs: 60_000, clientGone: gone.signal });
+  const pending = drain(run);
+  await sleep(30);
+  gone.abort();
+  t.is(((await pending) as Error).name, 'AbortError');
+  t.is(run.end, 'client_gone');
+  t.true(engine.signals[0].aborted);
+});
+
+test('a consumer that stops early stops the engine; the first reason given wins', async (t) => {
+  const engine = scripted([100, { wait: 10_000 }]);
+  const run = new SpeechRun(engine, request, { abandonMs: 60_000 });
+  for await (const _ of run.pcm()) break;
+  t.is(run.end, 'failed');
+  t.true(engine.signals[0].aborted);
+  run.stop('client_gone');
+  t.is(run.end, 'failed');
+});
