@@ -11,7 +11,7 @@ import type { Metrics } from './metrics.ts';
 import type { BillingService, RequestBilling } from './billing/service.ts';
 import type { VoiceCatalog } from './catalog.ts';
 import type { DownloadLinks } from './downloads.ts';
-import type { AuthContext } from './http/auth.ts';
+import type { AuthContext, KeyAuthenticator } from './http/auth.ts';
 import type { OutcomeAnnotation } from './http/outcome.ts';
 
 /**
@@ -37,6 +37,8 @@ export interface CoreServices {
   billing: BillingService;
   catalog: VoiceCatalog;
   downloads: DownloadLinks;
+  /** API key verification (cached); plugins rarely need it directly */
+  keys: KeyAuthenticator;
 }
 
 /** What a route handler finds on `ctx.state`. */

@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { createBillingService } from './billing/service.ts';
 import { createVoiceCatalog } from './catalog.ts';
 import { createDownloadLinks } from './downloads.ts';
+import { createKeyAuthenticator } from './http/auth.ts';
 import { createEngine } from '../inference/engines/factory.ts';
 
 /**
@@ -103,7 +104,8 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
   const catalog = createVoiceCatalog({ engines: config.engines, voices: config.voices, defaultVoiceId: config.defaultVoiceId, clones: documents.clones });
   const downloads = createDownloadLinks(config.urlSigningSecret, config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`);
 
-  const services: CoreServices = { config, logger, metrics, documents, bus, counters, blobs, analytics, engine, billing, catalog, downloads };
+  const keys = createKeyAuthenticator(documents);
+  const services: CoreServices = { config, logger, metrics, documents, bus, counters, blobs, analytics, engine, billing, catalog, downloads, keys };
   return {
     services,
     async close() {

@@ -65,6 +65,7 @@ export function adminRouter(services: CoreServices): Router {
   });
   router.delete('/keys/:keyId', async (ctx) => {
     ctx.body = await admin.revokeKey(ctx.params.keyId);
+    services.keys.forget(ctx.params.keyId);
   });
   router.get('/accounts/:accountId/balance', async (ctx) => {
     ctx.body = await admin.balance(ctx.params.accountId);

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { CoreServices, RouteDefinition, RouteContext } from '../plugin.ts';
 import { ApiError } from '../errors.ts';
-import { authenticate, readPresentedKey } from './auth.ts';
+import { readPresentedKey } from './auth.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { sendError, toApiError } from './envelopes.ts';
 import { buildOutcomeEvent, newOutcome } from './outcome.ts';
@@ -71,7 +71,7 @@ export function routePipeline(def: RouteDefinition, services: CoreServices): Koa
     try {
       if (def.auth !== 'none') {
         const key = readPresentedKey(ctx.headers, def.extraKeyHeader);
-        if (key) state.auth = await authenticate(services.documents, key);
+        if (key) state.auth = await services.keys.authenticate(key);
         else if (def.auth === 'required') throw new ApiError(401, 'Missing API key. Send Authorization: Bearer <API_KEY> or X-API-Key: <API_KEY>.');
       }
       if (state.auth && (rateLimit !== null || perMinute)) {

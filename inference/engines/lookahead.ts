@@ -28,10 +28,15 @@ export async function* renderAhead<T, R>(
       pending.push(job);
     }
   };
+  const depth = Math.max(0, options.depth);
   try {
     for (let i = 0; i < items.length; i++) {
-      startUpTo(i + Math.max(0, options.depth));
+      // The first item renders alone: it decides time to first audio, and on a
+      // busy CPU a render running beside it slows it down. Lookahead starts
+      // the moment it is done, long before its audio has been played.
+      startUpTo(i === 0 ? 0 : i + depth);
       const result = await pending.shift()!;
+      if (i === 0) startUpTo(depth);
       yield result;
     }
   } finally {

@@ -9,9 +9,9 @@ function scopeOf(ctx: RouteContext): RequestScope {
 
 /**
  * Sends the status and headers, then lets the service write the body
- * straight to the socket: Koa's own body handling would add a buffer
- * between encoder and client and hide back-pressure. The outcome event waits
- * for the stream's settlement (a refund after a cut-short stream).
+ * straight to the response: it must settle billing before the body ends and
+ * be able to cut the connection when audio stops short, neither of which a
+ * Koa stream body allows. The outcome event waits for that settlement.
  */
 async function respond(ctx: RouteContext, delivery: Delivery): Promise<void> {
   ctx.status = 200;

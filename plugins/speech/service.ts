@@ -52,14 +52,14 @@ interface BodySteps {
   release?(): Promise<void>;
 }
 
-const refunded = (what: string) => `${what}; the tokens were refunded.`;
+const withRefund = (what: string) => `${what}; the tokens were refunded.`;
 
 export function createSpeechService(services: CoreServices) {
   const { catalog, config, logger } = services;
   const abandonMs = config.limits.streamAbandonSeconds * 1000;
   const heartbeatMs = config.limits.streamHeartbeatSeconds * 1000;
   const silentFor = (seconds: number) => () =>
-    new ApiError(503, refunded(`No audio was produced within ${seconds} seconds. Retry shortly`), { usageCode: 'synthesis_timeout' });
+    new ApiError(503, withRefund(`No audio was produced within ${seconds} seconds. Retry shortly`), { usageCode: 'synthesis_timeout' });
 
   /** Text as the engine reads it: refined when asked, always prepared; 400 when nothing is speakable. */
   function speakable(text: string, aiRefine: boolean, param: string): string {
@@ -120,7 +120,7 @@ export function createSpeechService(services: CoreServices) {
         engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed, sampleRate: output.sampleRate },
         abandonMs, waitMs: abandonMs + 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
         failures: {
-          failed: () => new ApiError(500, refunded('Synthesis failed. Retry shortly'), { usageCode: 'synthesis_failed' }),
+          failed: () => new ApiError(500, withRefund('Synthesis failed. Retry shortly'), { usageCode: 'synthesis_failed' }),
           silent: silentFor(config.limits.streamAbandonSeconds),
         },
       });
@@ -180,7 +180,7 @@ export function createSpeechService(services: CoreServices) {
           // Held back no longer than one heartbeat: a slow start is answered with heartbeats, not silence.
           abandonMs, waitMs: Math.min(heartbeatMs, abandonMs / 2), clientGone: sink.clientGone, emptyIsFailure: false, logger,
           failures: {
-            failed: () => new ApiError(502, refunded('Every synthesis worker failed before producing audio. Retry, or use POST /tts'), { usageCode: 'synthesis_failed' }),
+            failed: () => new ApiError(502, withRefund('Every synthesis worker failed before producing audio. Retry, or use POST /tts'), { usageCode: 'synthesis_failed' }),
             silent: silentFor(config.limits.streamAbandonSeconds),
           },
         });
@@ -217,10 +217,11 @@ export function createSpeechService(services: CoreServices) {
 
       const sink = new ResponseSink(scope.out, abandonMs);
       const noAudio = () => new ApiError(502, 'The synthesis worker produced no audio; the tokens were refunded.', { bare: true, usageCode: 'synthesis_failed' });
-      const noWorker: EarlyFailure['silent'] = silentFor(AGENT_FIRST_AUDIO_SECONDS);
+      const deadlineSeconds = Math.min(AGENT_FIRST_AUDIO_SECONDS, config.limits.streamAbandonSeconds);
+      const noWorker: EarlyFailure['silent'] = silentFor(deadlineSeconds);
       const started = await chargeAndStart(scope, {
         engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed: 1, sampleRate },
-        abandonMs, waitMs: AGENT_FIRST_AUDIO_SECONDS * 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
+        abandonMs, waitMs: deadlineSeconds * 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
         failures: { failed: noAudio, silent: noWorker },
       });
       if (started.first === 'waiting') {

@@ -152,6 +152,8 @@ function jobsContract(adapter: string, open: Open): void {
     for (const j of [a1, a2, a3]) await jobs.create(j);
     await jobs.create(newJob({ accountId: 'acct_2' }));
     await jobs.create(newJob({ status: 'completed', source: 'audio_speech', completedAt: NOW }));
+    // a synchronous response being saved is not queued work
+    await jobs.create(newJob({ status: 'processing', source: 'audio_speech', startedAt: NOW }));
     await jobs.claim(a1.id, 'w1', at(LEASE_S), NOW);
     t.is(await jobs.countActive(), 4);
     t.is(await jobs.countActiveByAccount('acct_1'), 3);

@@ -1,51 +1,58 @@
 import test from 'ava';
 import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/load.ts';
 import { buildKoaApp } from '../../core/app.ts';
-import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
-import { createMemoryCounters } from '../../core/adapters/counters/memory.ts';
-import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
+import { createRuntime, type Runtime } from '../../core/runtime.ts';
 import { createSqliteWebhooks } from '../../core/adapters/webhooks/sqlite.ts';
-import { createLogger } from '../../core/logger.ts';
-import { createMetrics } from '../../core/metrics.ts';
+import { openEmbeddedDb, type EmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { hashKey } from '../../core/http/auth.ts';
 import type { BackgroundWorker, CoreServices, PluginContext, RouteDefinition } from '../../core/plugin.ts';
+import type { WebhooksStore } from '../../core/ports/webhooks.ts';
 import webhooksPlugin from '../../plugins/webhooks/index.ts';
 import { fanOut } from '../../pipelines/webhooks/fanout.ts';
 import { failedEvent } from '../helpers/webhook-harness.ts';
 
 /**
- * The management routes over HTTP, through core's real route phases (auth,
- * per-operation rate limit, validation, native error envelope), with the
- * plugin set up on embedded adapters. Destinations here are address
- * literals, so the plugin's system resolver is never asked.
+ * The management routes over HTTP, through core's real app and route phases
+ * (auth, per-operation rate limit, validation, native error envelope), on
+ * the embedded runtime with only the webhooks plugin. Destinations here are
+ * address literals, so the plugin's system resolver is never asked.
  */
-const db = openMemoryDb();
-const documents = createSqliteDocuments(db);
-const webhooks = createSqliteWebhooks(db);
 const routes: RouteDefinition[] = [];
 const workers: BackgroundWorker[] = [];
-const services = {
-  config: loadConfig({ DATA_DIR: '/tmp/webhook-routes-test', LOG_LEVEL: 'silent' }),
-  logger: createLogger('silent'),
-  metrics: createMetrics(false),
-  documents: Object.assign(documents, { webhooks }),
-  counters: createMemoryCounters(),
-} as unknown as CoreServices;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'webhook-routes-'));
+let runtime: Runtime;
+let services: CoreServices;
+let webhooks: WebhooksStore;
 let base = '';
 let server: http.Server;
+let ownHandle: EmbeddedDb | null = null;
 
 const KEY_A = `vn_sk_${'a'.repeat(32)}`;
 const KEY_A2 = `vn_sk_${'c'.repeat(32)}`;
 const KEY_B = `vn_sk_${'b'.repeat(32)}`;
 
+async function addKey(id: string, accountId: string, plaintext: string): Promise<void> {
+  await services.documents.keys.create({ id, accountId, grantId: `grant_${accountId}`, kind: 'live', hash: hashKey(plaintext), prefix: plaintext.slice(0, 10), name: null, createdAt: new Date().toISOString(), revokedAt: null });
+}
+
 test.before(async () => {
-  const key = (id: string, accountId: string, plaintext: string) =>
-    documents.keys.create({ id, accountId, grantId: `grant_${accountId}`, kind: 'live', hash: hashKey(plaintext), prefix: plaintext.slice(0, 10), name: null, createdAt: new Date().toISOString(), revokedAt: null });
-  await key('key_a', 'acct_a', KEY_A);
-  await key('key_a2', 'acct_a', KEY_A2);
-  await key('key_b', 'acct_b', KEY_B);
+  runtime = await createRuntime(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PLUGINS: 'webhooks' }));
+  services = runtime.services;
+  const documents = services.documents as CoreServices['documents'] & { webhooks?: WebhooksStore };
+  // Until the documents aggregate carries the store, the test adds the same adapter on its own handle to the file.
+  if (!documents.webhooks) {
+    ownHandle = openEmbeddedDb(dataDir);
+    documents.webhooks = createSqliteWebhooks(ownHandle);
+  }
+  webhooks = documents.webhooks;
+  await addKey('key_a', 'acct_a', KEY_A);
+  await addKey('key_a2', 'acct_a', KEY_A2);
+  await addKey('key_b', 'acct_b', KEY_B);
   await webhooksPlugin.setup({ ...services, route: (r) => void routes.push(r), worker: (w) => void workers.push(w) } as PluginContext);
   server = http.createServer(buildKoaApp(services, routes).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -54,7 +61,9 @@ test.before(async () => {
 test.after.always(async () => {
   server?.closeAllConnections();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  db.close();
+  await runtime?.close();
+  ownHandle?.close();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function call(method: string, path: string, key: string | null, json?: unknown) {
@@ -174,7 +183,7 @@ test('deliveries are an array of SPEC delivery records; DELETE removes the endpo
 
 test('each operation has its own per-key limit of 20 per minute', async (t) => {
   const KEY_C = `vn_sk_${'d'.repeat(32)}`;
-  await documents.keys.create({ id: 'key_c', accountId: 'acct_c', grantId: 'grant_c', kind: 'live', hash: hashKey(KEY_C), prefix: KEY_C.slice(0, 10), name: null, createdAt: new Date().toISOString(), revokedAt: null });
+  await addKey('key_c', 'acct_c', KEY_C);
   for (let i = 0; i < 20; i++) t.is((await call('GET', '/webhooks', KEY_C)).status, 200);
   const limited = await call('GET', '/webhooks', KEY_C);
   t.is(limited.status, 429);

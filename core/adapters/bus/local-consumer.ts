@@ -61,7 +61,7 @@ export function runMessageWorker<T>(ctx: ConsumerContext, handler: (m: BusMessag
       if (member.stopped || !member.assigned.has(part)) return;
       if (!(await deliver(ctx, stored, handler, maxAttempts))) return;
       next = stored.seq + 1;
-      log.commit(group, topic, part, next);
+      await log.commitGrouped(group, topic, part, next);
     }
   }
 

@@ -1,4 +1,4 @@
-import type { EmbeddedDb } from '../embedded-db.ts';
+import { groupCommit, type EmbeddedDb } from '../embedded-db.ts';
 import type { OutgoingMessage } from '../../ports/bus.ts';
 
 /**
@@ -107,6 +107,7 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     if (before > 0) deleteBefore.run(topic, part, before);
   }
 
+  const writes = groupCommit(db);
   const appendAll = db.transaction((topic: string, messages: OutgoingMessage[], partitions: number, publishedAt: string) => {
     const pruneAfter = new Set<number>();
     for (const message of messages) {
@@ -125,6 +126,19 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     append(topic: string, messages: OutgoingMessage[]): void {
       const partitions = ensureTopic(topic);
       appendAll.immediate(topic, messages, partitions, new Date().toISOString());
+    },
+
+    /** The same append, sharing one commit with the other writes of this turn (group commit). */
+    appendGrouped(topic: string, messages: OutgoingMessage[]): Promise<void> {
+      const partitions = ensureTopic(topic);
+      return writes.run(() => appendAll(topic, messages, partitions, new Date().toISOString()));
+    },
+
+    commitGrouped(group: string, topic: string, part: number, next: number): Promise<void> {
+      return writes.run(() => {
+        upsertCommit.run(group, topic, part, next);
+        if (next % PRUNE_EVERY === 0) prune(topic, part);
+      });
     },
 
     fetch(topic: string, part: number, fromSeq: number, limit: number): StoredMessage[] {

@@ -101,7 +101,9 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
 
   return {
     async publish<T>(topic: string, messages: OutgoingMessage<T>[]) {
-      publishNow(topic, messages);
+      if (messages.length === 0) return;
+      await log.appendGrouped(topic, messages);
+      shared.published.emit(topic);
     },
 
     async subscribe<T>(options: SubscribeOptions<T>) {

@@ -112,11 +112,12 @@ export async function createMongoJobs(db: Db): Promise<JobsStore> {
     async markRefunded(id) {
       await jobs.updateOne({ _id: id }, { $set: { refunded: true } });
     },
+    // Saved copies of POST /audio/speech are 'processing' while their response streams; they are not queued work.
     async countActive() {
-      return jobs.countDocuments({ status: { $in: [...ACTIVE] } });
+      return jobs.countDocuments({ status: { $in: [...ACTIVE] }, source: 'tts' });
     },
     async countActiveByAccount(accountId) {
-      return jobs.countDocuments({ accountId, status: { $in: [...ACTIVE] } });
+      return jobs.countDocuments({ accountId, status: { $in: [...ACTIVE] }, source: 'tts' });
     },
     async queuePosition(id) {
       const job = await jobs.findOne({ _id: id, status: 'queued' }, { projection: { seq: 1 } });

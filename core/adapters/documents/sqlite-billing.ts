@@ -1,4 +1,4 @@
-import type { EmbeddedDb } from '../embedded-db.ts';
+import { groupCommit, type EmbeddedDb } from '../embedded-db.ts';
 import type {
   ChargeCommand,
   ChargeWriteResult,
@@ -105,6 +105,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     return row ? toGrant(row) : null;
   };
 
+  const writes = groupCommit(db);
   const chargeTx = db.transaction((cmd: ChargeCommand, nowMs: number): Grant | null => {
     const row = chargeGrant.get({
       grantId: cmd.grantId,
@@ -153,7 +154,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     async charge(cmd): Promise<ChargeWriteResult> {
       const nowMs = checkCharge(cmd);
       try {
-        const grant = chargeTx.immediate(cmd, nowMs);
+        const grant = await writes.run(() => chargeTx(cmd, nowMs));
         if (grant) return { ok: true, grant };
       } catch (err) {
         // An entry id already in the outbox rolls the grant update back with it.
@@ -163,7 +164,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     },
     async refund(cmd) {
       checkRefund(cmd);
-      return { applied: refundTx.immediate(cmd) };
+      return { applied: await writes.run(() => refundTx(cmd)) };
     },
   };
 }
@@ -194,9 +195,10 @@ export function createSqliteLedger(db: EmbeddedDb): LedgerStore {
            COUNT(*) AS entries
     FROM ledger WHERE grant_id = ?`);
   const list = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger WHERE grant_id = ? ORDER BY at, rowid`);
+  const writes = groupCommit(db);
   return {
     async append(entry: LedgerEntry) {
-      return append.run(entryParams(entry)).changes === 1;
+      return writes.run(() => append.run(entryParams(entry)).changes === 1);
     },
     async sumByGrant(grantId) {
       return sum.get(grantId) as { charged: number; refunded: number; entries: number };

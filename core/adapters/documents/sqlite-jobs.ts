@@ -1,4 +1,4 @@
-import type { EmbeddedDb } from '../embedded-db.ts';
+import { groupCommit, type EmbeddedDb } from '../embedded-db.ts';
 import type { JobRecord, JobsStore } from '../../ports/jobs.ts';
 
 const SCHEMA = `
@@ -34,6 +34,30 @@ CREATE TABLE IF NOT EXISTS tts_jobs (
 CREATE INDEX IF NOT EXISTS tts_jobs_active ON tts_jobs (status) WHERE status IN ('queued', 'processing');
 CREATE INDEX IF NOT EXISTS tts_jobs_account_active ON tts_jobs (account_id, status) WHERE status IN ('queued', 'processing');
 CREATE INDEX IF NOT EXISTS tts_jobs_completed ON tts_jobs (completed_at) WHERE status = 'completed';
+-- Queue depth per account (and '*' for the whole queue), kept by triggers so the
+-- accept path reads two rows instead of counting a queue that can be long.
+-- Only async jobs count: saved copies of synchronous responses are not queued work.
+CREATE TABLE IF NOT EXISTS tts_active_counts (
+  account_id TEXT PRIMARY KEY,
+  n INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS tts_jobs_count_insert AFTER INSERT ON tts_jobs
+WHEN NEW.source = 'tts' AND NEW.status IN ('queued', 'processing')
+BEGIN
+  INSERT INTO tts_active_counts (account_id, n) VALUES (NEW.account_id, 1), ('*', 1)
+  ON CONFLICT (account_id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS tts_jobs_count_leave AFTER UPDATE OF status ON tts_jobs
+WHEN NEW.source = 'tts' AND OLD.status IN ('queued', 'processing') AND NEW.status NOT IN ('queued', 'processing')
+BEGIN
+  UPDATE tts_active_counts SET n = n - 1 WHERE account_id IN (OLD.account_id, '*');
+END;
+CREATE TRIGGER IF NOT EXISTS tts_jobs_count_enter AFTER UPDATE OF status ON tts_jobs
+WHEN NEW.source = 'tts' AND OLD.status NOT IN ('queued', 'processing') AND NEW.status IN ('queued', 'processing')
+BEGIN
+  INSERT INTO tts_active_counts (account_id, n) VALUES (NEW.account_id, 1), ('*', 1)
+  ON CONFLICT (account_id) DO UPDATE SET n = n + 1;
+END;
 CREATE TABLE IF NOT EXISTS tts_audio_cache (
   cache_key TEXT PRIMARY KEY,
   audio_key TEXT NOT NULL,
@@ -58,10 +82,19 @@ function toJob(r: Row): JobRecord {
 /** Jobs in the embedded database file. The rowid keeps queue order without relying on clock ties. */
 export function createSqliteJobs(db: EmbeddedDb): JobsStore {
   db.exec(SCHEMA);
+  // Recount at start-up so a file written before the triggers existed starts right.
+  db.exec(`BEGIN IMMEDIATE;
+    DELETE FROM tts_active_counts;
+    INSERT INTO tts_active_counts (account_id, n)
+      SELECT account_id, COUNT(*) FROM tts_jobs WHERE source = 'tts' AND status IN ('queued', 'processing') GROUP BY account_id;
+    INSERT INTO tts_active_counts (account_id, n)
+      SELECT '*', COUNT(*) FROM tts_jobs WHERE source = 'tts' AND status IN ('queued', 'processing');
+    COMMIT;`);
   const insert = db.prepare(`INSERT INTO tts_jobs (id, account_id, key_id, status, source, text, voice_id, voice_name, engine, emotion, speed,
     ai_refine, text_length, cache_key, charge, audio_key, duration_seconds, processing_ms, attempts, error_code, error, refunded, created_at, started_at, completed_at)
     VALUES (@id, @account_id, @key_id, @status, @source, @text, @voice_id, @voice_name, @engine, @emotion, @speed, @ai_refine, @text_length,
     @cache_key, @charge, @audio_key, @duration_seconds, @processing_ms, @attempts, @error_code, @error, @refunded, @created_at, @started_at, @completed_at)`);
+  const writes = groupCommit(db);
   const byId = db.prepare('SELECT * FROM tts_jobs WHERE id = ?');
   const claim = db.prepare(`UPDATE tts_jobs SET status = 'processing', lease_owner = @owner, lease_until = @leaseUntil,
     attempts = attempts + 1, started_at = COALESCE(started_at, @now)
@@ -74,8 +107,9 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
   const fail = db.prepare(`UPDATE tts_jobs SET status = 'failed', error_code = @errorCode, error = @error, completed_at = @completedAt,
     lease_owner = NULL, lease_until = NULL WHERE id = @id AND status IN ('queued', 'processing')`);
   const markRefunded = db.prepare('UPDATE tts_jobs SET refunded = 1 WHERE id = ?');
-  const countActive = db.prepare(`SELECT COUNT(*) AS n FROM tts_jobs WHERE status IN ('queued', 'processing')`);
-  const countActiveByAccount = db.prepare(`SELECT COUNT(*) AS n FROM tts_jobs WHERE account_id = ? AND status IN ('queued', 'processing')`);
+  // Saved copies of POST /audio/speech are 'processing' while their response streams; they are not queued work.
+  const countFor = db.prepare('SELECT n FROM tts_active_counts WHERE account_id = ?');
+  const count = (accountId: string) => (countFor.get(accountId) as { n: number } | undefined)?.n ?? 0;
   const position = db.prepare(`SELECT COUNT(*) AS n FROM tts_jobs WHERE status = 'queued' AND rowid <= (SELECT rowid FROM tts_jobs WHERE id = ? AND status = 'queued')`);
   const recent = db.prepare(`SELECT AVG(processing_ms) AS ms FROM (SELECT processing_ms FROM tts_jobs WHERE status = 'completed' AND processing_ms IS NOT NULL AND source = 'tts' ORDER BY completed_at DESC LIMIT 50)`);
   const findCached = db.prepare('SELECT audio_key, duration_seconds FROM tts_audio_cache WHERE cache_key = ?');
@@ -83,14 +117,14 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
 
   return {
     async create(job) {
-      insert.run({
+      await writes.run(() => insert.run({
         id: job.id, account_id: job.accountId, key_id: job.keyId, status: job.status, source: job.source, text: job.text,
         voice_id: job.voiceId, voice_name: job.voiceName, engine: job.engine, emotion: job.emotion, speed: job.speed,
         ai_refine: job.aiRefine ? 1 : 0, text_length: job.textLength, cache_key: job.cacheKey,
         charge: job.charge ? JSON.stringify(job.charge) : null, audio_key: job.audioKey, duration_seconds: job.durationSeconds,
         processing_ms: job.processingMs, attempts: job.attempts, error_code: job.errorCode, error: job.error,
         refunded: job.refunded ? 1 : 0, created_at: job.createdAt, started_at: job.startedAt, completed_at: job.completedAt,
-      });
+      }));
       return job;
     },
     async get(id) {
@@ -122,10 +156,10 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
       markRefunded.run(id);
     },
     async countActive() {
-      return (countActive.get() as { n: number }).n;
+      return count('*');
     },
     async countActiveByAccount(accountId) {
-      return (countActiveByAccount.get(accountId) as { n: number }).n;
+      return count(accountId);
     },
     async queuePosition(id) {
       const n = (position.get(id) as { n: number }).n;
