@@ -90,6 +90,8 @@ export function createHttpsTransport(options: { ca: string | null; maxSocketsPer
       };
       const fail = (error: WebhookError, detail: string) => settle({ ok: false, error, statusCode, durationMs: elapsed(), detail });
 
+      // A fully qualified `name.` is the same host; SNI and certificate names never carry the final dot.
+      const serverName = d.hostname.replace(/\.$/, '');
       const req = https.request({
         host: d.address,
         family: d.family,
@@ -97,8 +99,8 @@ export function createHttpsTransport(options: { ca: string | null; maxSocketsPer
         method: 'POST',
         path: `${d.url.pathname}${d.url.search}`,
         // SNI may not carry an address (RFC 6066); identity is checked against the URL's host either way.
-        servername: isIP(d.hostname) ? undefined : d.hostname,
-        checkServerIdentity: (_host, cert) => tls.checkServerIdentity(d.hostname, cert),
+        servername: isIP(serverName) ? undefined : serverName,
+        checkServerIdentity: (_host, cert) => tls.checkServerIdentity(serverName, cert),
         headers: { ...request.headers, host: d.url.host, 'content-length': String(body.length) },
         agent,
       });

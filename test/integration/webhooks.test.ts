@@ -126,6 +126,16 @@ test('the connection is pinned to the checked address; SNI and the certificate u
   t.like(await deliveryOf(h, endpoint.id), { status: 'PENDING', lastError: 'blocked_private_address', attempts: 1 });
 });
 
+test('a fully qualified host name with its final dot is delivered with the plain name in SNI and the certificate check', async (t) => {
+  const { h, receiver } = await setup(t);
+  h.dns.set('receiver.test.', ['127.0.0.1']);
+  const endpoint = await register(h, receiver.url('/fqdn', 'receiver.test.'));
+  await fanOut(h.store, failedEvent(), new Date(T0));
+  await (await h.dispatcher({ allowLoopback: true, caFile: pki.caFile })).runDue();
+  t.like(await deliveryOf(h, endpoint.id), { status: 'DELIVERED', lastError: null });
+  t.is(receiver.received[0].servername, 'receiver.test');
+});
+
 test('six attempts at t+0, +0.5, +2.0, +5.5, +13.0 and +28.5 minutes, then DEAD with an account notification, never resent', async (t) => {
   const { h, receiver } = await setup(t, (_r, res) => void res.writeHead(500).end('down'));
   const endpoint = await register(h, receiver.url());
