@@ -1,4 +1,5 @@
 import type { JobsStore } from './jobs.ts';
+import type { WebhooksStore } from './webhooks.ts';
 
 /**
  * Documents port: the system of record (accounts, keys, grants, the billing
@@ -165,6 +166,7 @@ export interface Documents {
   ledger: LedgerStore;
   clones: ClonesStore;
   jobs: JobsStore;
+  webhooks: WebhooksStore;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

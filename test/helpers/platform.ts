@@ -25,7 +25,7 @@ export interface TestPlatform {
  */
 export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-test-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, PLUGINS: 'catalog,account,closed,speech,jobs,usage', ...env } as NodeJS.ProcessEnv);
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env } as NodeJS.ProcessEnv);
   const platform = await startPlatform(config, {});
   const url = platform.url!;
 

@@ -18,7 +18,7 @@ let receiver: Receiver;
 test.before(async () => {
   pki = makeTestPki();
   receiver = await startReceiver(pki.trusted);
-  p = await startTestPlatform({ PLUGINS: 'catalog,account,closed,jobs,usage,webhooks', WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_CA_FILE: pki.caFile });
+  p = await startTestPlatform({ WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_CA_FILE: pki.caFile });
 });
 test.after.always(async () => {
   await p?.stop();

@@ -7,8 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/load.ts';
 import { buildKoaApp } from '../../core/app.ts';
 import { createRuntime, type Runtime } from '../../core/runtime.ts';
-import { createSqliteWebhooks } from '../../core/adapters/webhooks/sqlite.ts';
-import { openEmbeddedDb, type EmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { hashKey } from '../../core/http/auth.ts';
 import type { BackgroundWorker, CoreServices, PluginContext, RouteDefinition } from '../../core/plugin.ts';
 import type { WebhooksStore } from '../../core/ports/webhooks.ts';
@@ -30,7 +28,6 @@ let services: CoreServices;
 let webhooks: WebhooksStore;
 let base = '';
 let server: http.Server;
-let ownHandle: EmbeddedDb | null = null;
 
 const KEY_A = `vn_sk_${'a'.repeat(32)}`;
 const KEY_A2 = `vn_sk_${'c'.repeat(32)}`;
@@ -43,13 +40,7 @@ async function addKey(id: string, accountId: string, plaintext: string): Promise
 test.before(async () => {
   runtime = await createRuntime(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PLUGINS: 'webhooks' }));
   services = runtime.services;
-  const documents = services.documents as CoreServices['documents'] & { webhooks?: WebhooksStore };
-  // Until the documents aggregate carries the store, the test adds the same adapter on its own handle to the file.
-  if (!documents.webhooks) {
-    ownHandle = openEmbeddedDb(dataDir);
-    documents.webhooks = createSqliteWebhooks(ownHandle);
-  }
-  webhooks = documents.webhooks;
+  webhooks = services.documents.webhooks;
   await addKey('key_a', 'acct_a', KEY_A);
   await addKey('key_a2', 'acct_a', KEY_A2);
   await addKey('key_b', 'acct_b', KEY_B);
@@ -62,7 +53,6 @@ test.after.always(async () => {
   server?.closeAllConnections();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await runtime?.close();
-  ownHandle?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -1,5 +1,6 @@
 import type { Db, MongoClient } from 'mongodb';
 import { createMongoJobs } from './mongo-jobs.ts';
+import { createMongoWebhooks } from '../webhooks/mongo.ts';
 import type {
   Account,
   AccountsStore,
@@ -50,6 +51,7 @@ export async function createMongoDocuments(client: MongoClient, dbName: string):
     ledger: createMongoLedger(ledger),
     clones: createClones(db),
     jobs: await createMongoJobs(db),
+    webhooks: await createMongoWebhooks(db),
     async ping() {
       await db.command({ ping: 1 });
     },

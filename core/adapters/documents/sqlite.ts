@@ -10,6 +10,7 @@ import type {
 } from '../../ports/documents.ts';
 import { createSqliteGrants, createSqliteLedger, createSqliteOutbox } from './sqlite-billing.ts';
 import { createSqliteJobs } from './sqlite-jobs.ts';
+import { createSqliteWebhooks } from '../webhooks/sqlite.ts';
 import { ACCOUNT_COLUMNS, CLONE_COLUMNS, KEY_COLUMNS, createDocumentTables } from './sqlite-schema.ts';
 
 /**
@@ -28,6 +29,7 @@ export function createSqliteDocuments(db: EmbeddedDb): Documents {
     ledger: createSqliteLedger(db),
     clones: createClones(db),
     jobs: createSqliteJobs(db),
+    webhooks: createSqliteWebhooks(db),
     async ping() {
       ping.get();
     },
