@@ -18,33 +18,58 @@ export function jobCloseOf(event: JobEvent): JobCloseEvent {
  * and by time. Offsets commit only after the batch is written, and the store
  * is idempotent on event ids, so a store outage delays events without losing
  * or doubling any.
+ *
+ * Each topic is read by `consumers` members of the group, each owning its
+ * share of the partitions (as separate Kafka consumers would): while one
+ * member waits for ClickHouse to take its batch, another reads and decodes
+ * the next, so the bus and the store work at the same time instead of in
+ * turn. Large batches keep ClickHouse at a few inserts per second, each a
+ * single part, whatever the traffic.
  */
-export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics: Metrics; maxBatch?: number; maxWaitMs?: number }): Promise<Subscription> {
-  const maxBatch = deps.maxBatch ?? 5000;
+export interface UsageAggregatorOptions {
+  /** most events in one write (default 20000) */
+  maxBatch?: number;
+  /** longest a batch waits to fill before it is written anyway (default 250) */
+  maxWaitMs?: number;
+  /** group members per topic in this process (default 2) */
+  consumers?: number;
+}
+
+export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics: Metrics } & UsageAggregatorOptions): Promise<Subscription> {
+  const maxBatch = deps.maxBatch ?? 20_000;
   const maxWaitMs = deps.maxWaitMs ?? 250;
-  const outcomes = await deps.bus.subscribeBatch<OutcomeEvent>({
-    topic: TOPICS.outcomes,
-    group: 'usage-aggregator',
-    maxBatch,
-    maxWaitMs,
-    handler: async (messages) => {
-      await deps.analytics.recordOutcomes(messages.map((m) => m.value));
-      deps.metrics.busConsumed.inc({ topic: TOPICS.outcomes, group: 'usage-aggregator' }, messages.length);
-    },
-  });
-  const closes = await deps.bus.subscribeBatch<JobEvent>({
-    topic: TOPICS.jobEvents,
-    group: 'usage-aggregator',
-    maxBatch,
-    maxWaitMs,
-    handler: async (messages) => {
-      await deps.analytics.recordJobCloses(messages.map((m) => jobCloseOf(m.value)));
-      deps.metrics.busConsumed.inc({ topic: TOPICS.jobEvents, group: 'usage-aggregator' }, messages.length);
-    },
-  });
+  const consumers = Math.max(1, deps.consumers ?? 2);
+  const subscriptions: Subscription[] = [];
+  try {
+    for (let i = 0; i < consumers; i++) {
+      subscriptions.push(await deps.bus.subscribeBatch<OutcomeEvent>({
+        topic: TOPICS.outcomes,
+        group: 'usage-aggregator',
+        maxBatch,
+        maxWaitMs,
+        handler: async (messages) => {
+          await deps.analytics.recordOutcomes(messages.map((m) => m.value));
+          deps.metrics.busConsumed.inc({ topic: TOPICS.outcomes, group: 'usage-aggregator' }, messages.length);
+        },
+      }));
+      subscriptions.push(await deps.bus.subscribeBatch<JobEvent>({
+        topic: TOPICS.jobEvents,
+        group: 'usage-aggregator',
+        maxBatch,
+        maxWaitMs,
+        handler: async (messages) => {
+          await deps.analytics.recordJobCloses(messages.map((m) => jobCloseOf(m.value)));
+          deps.metrics.busConsumed.inc({ topic: TOPICS.jobEvents, group: 'usage-aggregator' }, messages.length);
+        },
+      }));
+    }
+  } catch (error) {
+    await Promise.all(subscriptions.map((sub) => sub.stop()));
+    throw error;
+  }
   return {
     async stop() {
-      await Promise.all([outcomes.stop(), closes.stop()]);
+      await Promise.all(subscriptions.map((sub) => sub.stop()));
     },
   };
 }

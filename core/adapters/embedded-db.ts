@@ -14,6 +14,10 @@ export function openEmbeddedDb(dataDir: string, fileName = 'platform.db'): Embed
   const db = new Database(path.join(dataDir, fileName));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // Checkpoint (and fsync) every ~40 MB of WAL instead of every 4 MB: fewer
+  // fsyncs on the write path; the WAL file is truncated back after each one.
+  db.pragma('wal_autocheckpoint = 10000');
+  db.pragma('journal_size_limit = 67108864');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   return db;
@@ -37,9 +41,11 @@ const groupCommits = new WeakMap<EmbeddedDb, GroupCommit>();
  * Group commit for the embedded file. Every commit costs a WAL write (and
  * periodically a checkpoint); under load the accept path would spend most of
  * its time there. Writes requested in the same turn of the event loop run in
- * one IMMEDIATE transaction, each inside its own savepoint so one failing
- * write rolls back alone, and every caller resolves only after the shared
+ * one IMMEDIATE transaction and every caller resolves only after the shared
  * commit: durability per write is unchanged, the commit count drops.
+ * A `work` must be one statement or a `db.transaction` function (which nests
+ * as a savepoint): either way a failing write rolls back alone and the others
+ * in the batch still commit.
  */
 export function groupCommit(db: EmbeddedDb): GroupCommit {
   const existing = groupCommits.get(db);
@@ -57,7 +63,7 @@ export function groupCommit(db: EmbeddedDb): GroupCommit {
       db.transaction(() => {
         for (const item of batch) {
           try {
-            outcomes.push({ ok: true, value: db.transaction(item.work)() });
+            outcomes.push({ ok: true, value: item.work() });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }

@@ -13,6 +13,10 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
+    // co-body marks an unparseable JSON body with status 400 and the raw `body`.
+    if (status === 400 && e.type === undefined && 'body' in (err as object)) {
+      return new ApiError(400, 'Request body is not valid JSON.', { code: 'INVALID_JSON' });
+    }
     switch (e.type) {
       case 'entity.too.large':
         return new ApiError(413, 'Request body is too large.');

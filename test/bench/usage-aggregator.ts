@@ -1,5 +1,6 @@
 /**
- * Usage aggregator benchmark: `npx tsx test/bench/usage-aggregator.ts [events]`.
+ * Usage aggregator benchmark:
+ * `npx tsx test/bench/usage-aggregator.ts [events] [--batch=N] [--consumers=N]`.
  *
  * The production path end to end: outcome events published on the embedded
  * bus (durable log in a temp SQLite file), the real usage aggregator
@@ -27,7 +28,12 @@ import { TOPICS } from '../../core/ports/bus.ts';
 import type { Analytics, OutcomeEvent } from '../../core/ports/analytics.ts';
 import { startUsageAggregator } from '../../pipelines/usage-aggregator.ts';
 
-const TOTAL = Number(process.argv[2] ?? 300_000);
+const args = process.argv.slice(2);
+const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const TOTAL = Number(args.find((a) => /^\d+$/.test(a)) ?? 300_000);
+/** the aggregator's defaults unless given: `--batch=20000 --consumers=2` */
+const MAX_BATCH = flag('batch') === undefined ? undefined : Number(flag('batch'));
+const CONSUMERS = flag('consumers') === undefined ? undefined : Number(flag('consumers'));
 const TARGET = 50_000;
 const ACCOUNTS = 1000;
 const PUBLISH_CHUNK = 10_000;
@@ -106,7 +112,7 @@ async function main(): Promise<void> {
     const perSecond: number[] = [];
     let lastDone = 0;
     let lastAt = started;
-    const aggregator = await startUsageAggregator({ bus, analytics: timed, metrics: createMetrics(false) });
+    const aggregator = await startUsageAggregator({ bus, analytics: timed, metrics: createMetrics(false), maxBatch: MAX_BATCH, consumers: CONSUMERS });
     for (;;) {
       await new Promise((r) => setTimeout(r, 250));
       const done = TOTAL - (await bus.lag(TOPICS.outcomes, 'usage-aggregator'));

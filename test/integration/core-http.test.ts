@@ -224,3 +224,26 @@ test('/healthz, /readyz and /metrics are served outside /api/v1', async (t) => {
   t.regex(metrics, /tokens_charged_total/);
   t.regex(metrics, /process_cpu_seconds_total/);
 });
+
+test('POST with malformed JSON is 400 INVALID_JSON in the native envelope', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"text": "chào' });
+  t.is(res.status, 400);
+  const body = await res.json();
+  t.is(body.code, 'INVALID_JSON');
+  t.is(body.statusCode, 400);
+});
+
+test('POST with a non-JSON content type is 415 in the native envelope', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'text/plain' }, body: 'xin chào' });
+  t.is(res.status, 415);
+  t.is((await res.json()).code, 'UNSUPPORTED_MEDIA_TYPE');
+});
+
+test('an oversized body is 413 in the native envelope, never a 500', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const res = await p.api('/tts', { method: 'POST', key: apiKey, json: { text: 'a'.repeat(700_000) } });
+  t.is(res.status, 413);
+  t.is((await res.json()).statusCode, 413);
+});

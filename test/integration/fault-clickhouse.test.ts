@@ -110,10 +110,10 @@ if (!server) {
 
     const settled = await waitFor(async () => {
       const report = await usage();
-      return report && report.totals.requests === expected && report.totals.queued === 0 ? report : null;
+      return report && report.totals.requests === expected && report.totals.queued === 0 ? report : undefined;
     }, { timeoutMs: 60_000, intervalMs: 200, what: `usage to count all ${expected} requests with every job closed` });
-    t.is(settled.totals.ok, sent.tts, 'every queued /tts row closed as ok');
-    t.is(settled.totals.denied, sent.invalid + sent.clone);
+    t.is(settled!.totals.ok, sent.tts, 'every queued /tts row closed as ok');
+    t.is(settled!.totals.denied, sent.invalid + sent.clone);
     await waitFor(async () => (await lag()) === 0, { timeoutMs: 20_000, what: 'the aggregator lag to return to 0' });
     t.is(await lag(), 0);
 

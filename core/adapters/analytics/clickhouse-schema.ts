@@ -1,5 +1,6 @@
 import type { JobCloseEvent, OutcomeEvent } from '../../ports/analytics.ts';
 import { sqlIdentifier } from './clickhouse-sql.ts';
+import type { RowBinaryColumns, RowBinaryType } from './clickhouse-rowbinary.ts';
 import { CLOSED_ERROR_STATUS, eventTimeMs } from './report.ts';
 
 /**
@@ -23,30 +24,36 @@ import { CLOSED_ERROR_STATUS, eventTimeMs } from './report.ts';
 
 export const TABLES = { events: 'usage_events', jobs: 'usage_jobs', closes: 'usage_job_closes' } as const;
 
-const EVENT_COLUMNS = `
-  id String,
-  at_ms UInt64,
-  at DateTime MATERIALIZED toDateTime(intDiv(at_ms, 1000)),
-  version UInt64,
-  request_id String,
-  account_id String,
-  key_id String,
-  grant_id String,
-  route String,
-  status UInt16,
-  result String,
-  tokens_charged Float64,
-  tokens_refunded Float64,
-  characters UInt64,
-  audio_seconds Float64,
-  gen_ms Nullable(Float64),
-  voice String,
-  voice_name String,
-  engine String,
-  error_code String,
-  cache_hit UInt8,
-  queued UInt8,
-  job_id String`;
+/**
+ * Column types of usage_events / usage_jobs rows, in table order: the DDL
+ * below and the RowBinary inserts are both generated from this list, so the
+ * bytes an insert sends always match the columns it names.
+ */
+export const EVENT_ROW_TYPES: RowBinaryColumns<EventRow> = [
+  ['id', 'String'], ['at_ms', 'UInt64'], ['version', 'UInt64'], ['request_id', 'String'], ['account_id', 'String'],
+  ['key_id', 'String'], ['grant_id', 'String'], ['route', 'String'], ['status', 'UInt16'], ['result', 'String'],
+  ['tokens_charged', 'Float64'], ['tokens_refunded', 'Float64'], ['characters', 'UInt64'], ['audio_seconds', 'Float64'],
+  ['gen_ms', 'Nullable(Float64)'], ['voice', 'String'], ['voice_name', 'String'], ['engine', 'String'],
+  ['error_code', 'String'], ['cache_hit', 'UInt8'], ['queued', 'UInt8'], ['job_id', 'String'],
+];
+
+export const CLOSE_ROW_TYPES: RowBinaryColumns<CloseRow> = [
+  ['id', 'String'], ['job_id', 'String'], ['at_ms', 'UInt64'], ['result', 'String'], ['audio_seconds', 'Float64'],
+  ['gen_ms', 'Nullable(Float64)'], ['tokens_refunded', 'Float64'], ['error_code', 'String'],
+];
+
+/** Column definitions for CREATE TABLE; `at` (derived from at_ms for partitioning) is never inserted. */
+function columnsDdl(types: ReadonlyArray<readonly [string, RowBinaryType]>): string {
+  return types
+    .flatMap(([name, type]) => (name === 'at_ms'
+      ? [`${name} ${type}`, 'at DateTime MATERIALIZED toDateTime(intDiv(at_ms, 1000))']
+      : [`${name} ${type}`]))
+    .map((line) => `\n  ${line}`)
+    .join(',');
+}
+
+const EVENT_COLUMNS = columnsDdl(EVENT_ROW_TYPES);
+const CLOSE_COLUMNS = columnsDdl(CLOSE_ROW_TYPES);
 
 export function schemaStatements(database: string): string[] {
   const db = sqlIdentifier(database);
@@ -58,21 +65,12 @@ export function schemaStatements(database: string): string[] {
   SETTINGS index_granularity = 1024`,
     `CREATE TABLE IF NOT EXISTS ${table(TABLES.jobs)} (${EVENT_COLUMNS}
 ) ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(at) ORDER BY (job_id, id)`,
-    `CREATE TABLE IF NOT EXISTS ${table(TABLES.closes)} (
-  id String,
-  job_id String,
-  at_ms UInt64,
-  at DateTime MATERIALIZED toDateTime(intDiv(at_ms, 1000)),
-  result String,
-  audio_seconds Float64,
-  gen_ms Nullable(Float64),
-  tokens_refunded Float64,
-  error_code String
+    `CREATE TABLE IF NOT EXISTS ${table(TABLES.closes)} (${CLOSE_COLUMNS}
 ) ENGINE = ReplacingMergeTree(at_ms) PARTITION BY toYYYYMM(at) ORDER BY (job_id, id)`,
   ];
 }
 
-/** A usage_events / usage_jobs row as inserted with JSONEachRow (nulls become '' except gen_ms). */
+/** A usage_events / usage_jobs row as inserted (nulls become '' except gen_ms). */
 export interface EventRow {
   id: string;
   at_ms: number;
@@ -109,11 +107,7 @@ export interface CloseRow {
   error_code: string;
 }
 
-export const EVENT_ROW_COLUMNS: ReadonlyArray<keyof EventRow> = [
-  'id', 'at_ms', 'version', 'request_id', 'account_id', 'key_id', 'grant_id', 'route', 'status', 'result',
-  'tokens_charged', 'tokens_refunded', 'characters', 'audio_seconds', 'gen_ms', 'voice', 'voice_name', 'engine',
-  'error_code', 'cache_hit', 'queued', 'job_id',
-];
+export const EVENT_ROW_COLUMNS: ReadonlyArray<keyof EventRow> = EVENT_ROW_TYPES.map(([name]) => name);
 const NUMERIC_EVENT_COLUMNS = new Set<keyof EventRow>([
   'at_ms', 'version', 'status', 'tokens_charged', 'tokens_refunded', 'characters', 'audio_seconds', 'cache_hit', 'queued',
 ]);

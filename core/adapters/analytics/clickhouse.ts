@@ -1,10 +1,12 @@
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { Readable } from 'node:stream';
+import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
 import { sqlIdentifier, sqlStringList } from './clickhouse-sql.ts';
 import {
-  closedVersion, closeRow, EVENT_ROW_COLUMNS, eventRow, parseCloseRow, parseEventRow, schemaStatements, TABLES,
-  type CloseRow, type EventRow,
+  CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, eventRow, parseCloseRow, parseEventRow,
+  schemaStatements, TABLES, type CloseRow, type EventRow,
 } from './clickhouse-schema.ts';
+import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.ts';
 import { parseUsageRow, usageSql } from './clickhouse-usage.ts';
 import { buildReport } from './report.ts';
 
@@ -30,7 +32,11 @@ function uniqueById<T extends { id: string }>(items: readonly T[]): T[] {
 
 export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions): Promise<Analytics> {
   // No `database` on the client: the database may not exist yet, so every name is qualified instead.
-  const client: ClickHouseClient = createClient({ url: opts.url, username: opts.user, password: opts.password });
+  // The client's own error log is off: every failure reaches the caller (the
+  // bus reports a failed batch in one line), so it would only print it twice.
+  const client: ClickHouseClient = createClient({
+    url: opts.url, username: opts.user, password: opts.password, log: { level: ClickHouseLogLevel.OFF },
+  });
   const table = (name: string) => `${sqlIdentifier(opts.database)}.${sqlIdentifier(name)}`;
 
   try {
@@ -40,8 +46,17 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
     throw error;
   }
 
-  async function insert(name: string, values: object[]): Promise<void> {
-    if (values.length > 0) await client.insert({ table: table(name), values, format: 'JSONEachRow' });
+  /** One RowBinary INSERT naming its columns, so the MATERIALIZED `at` is computed by the server. */
+  async function insert<R>(name: string, rows: readonly R[], columns: RowBinaryColumns<R>): Promise<void> {
+    if (rows.length === 0) return;
+    const chunks = encodeRowBinary(rows, columns);
+    const names = columns.map(([column]) => sqlIdentifier(column)).join(', ');
+    const { stream } = await client.exec({
+      query: `INSERT INTO ${table(name)} (${names}) FORMAT RowBinary`,
+      values: Readable.from(chunks, { objectMode: false }),
+    });
+    // The answer is empty; reading it to the end hands the socket back to the pool.
+    for await (const _ of stream) void _;
   }
 
   async function select(query: string): Promise<Record<string, unknown>[]> {
@@ -90,22 +105,29 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
       const close = closes.get(row.job_id);
       return close ? [closedVersion(row, close)] : [];
     });
-    await insert(TABLES.events, closed);
+    await insert(TABLES.events, closed, EVENT_ROW_TYPES);
   }
 
   return {
     async recordOutcomes(events: OutcomeEvent[]) {
       const rows = uniqueById(events).map(eventRow);
-      await insert(TABLES.events, rows);
       const queued = rows.filter((row) => row.result === 'queued' && row.job_id !== '');
-      if (queued.length === 0) return;
-      await insert(TABLES.jobs, queued);
-      await resolveClosures(queued.map((row) => row.job_id));
+      // The queued side (its own table, then the look-up of closes) only has
+      // to follow its own insert; usage_events takes the rows meanwhile. A
+      // closed version and its queued row may land in either order: the
+      // higher version wins at FINAL.
+      await Promise.all([
+        insert(TABLES.events, rows, EVENT_ROW_TYPES),
+        queued.length === 0 ? undefined : (async () => {
+          await insert(TABLES.jobs, queued, EVENT_ROW_TYPES);
+          await resolveClosures(queued.map((row) => row.job_id));
+        })(),
+      ]);
     },
 
     async recordJobCloses(events: JobCloseEvent[]) {
       const rows = uniqueById(events).map(closeRow);
-      await insert(TABLES.closes, rows);
+      await insert(TABLES.closes, rows, CLOSE_ROW_TYPES);
       await resolveClosures(rows.map((row) => row.job_id));
     },
 

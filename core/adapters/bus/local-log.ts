@@ -120,6 +120,11 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     for (const part of pruneAfter) prune(topic, part);
   });
 
+  const commitTx = db.transaction((group: string, topic: string, part: number, next: number) => {
+    upsertCommit.run(group, topic, part, next);
+    if (next % PRUNE_EVERY === 0) prune(topic, part);
+  });
+
   return {
     ensureTopic,
 
@@ -135,10 +140,7 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     },
 
     commitGrouped(group: string, topic: string, part: number, next: number): Promise<void> {
-      return writes.run(() => {
-        upsertCommit.run(group, topic, part, next);
-        if (next % PRUNE_EVERY === 0) prune(topic, part);
-      });
+      return writes.run(() => commitTx(group, topic, part, next));
     },
 
     fetch(topic: string, part: number, fromSeq: number, limit: number): StoredMessage[] {
