@@ -64,6 +64,11 @@ export interface JobsStore {
   /** fails once: false when the job had already ended */
   fail(id: string, result: { errorCode: string; error: string; completedAt: string }): Promise<boolean>;
   markRefunded(id: string): Promise<void>;
+  /**
+   * Fails saved copies of synchronous responses still `processing` since
+   * before `startedBefore`: their process died mid-response. Returns how many.
+   */
+  failStaleCopies(startedBefore: string, completedAt: string): Promise<number>;
   /** jobs queued or processing: the whole queue, and one account's share */
   countActive(): Promise<number>;
   countActiveByAccount(accountId: string): Promise<number>;

@@ -15,8 +15,8 @@
  * where a batch's time goes; exits 1 below 50,000 events/s or when
  * ClickHouse holds anything but exactly one row per event.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os, { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
@@ -70,6 +70,24 @@ function makeEvent(i: number, startMs: number): OutcomeEvent {
   return base;
 }
 
+/** CPU seconds used so far by local clickhouse-server processes (null when none is visible in /proc). */
+function clickhouseCpuSeconds(): number | null {
+  let total = 0;
+  let found = false;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('clickhouse')) continue;
+      // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 per second).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+      found = true;
+    } catch {
+      // the process ended or is not ours to read
+    }
+  }
+  return found ? total : null;
+}
+
 const median = (xs: number[]) => (xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -108,6 +126,9 @@ async function main(): Promise<void> {
       },
     };
 
+    const loadBefore = loadavg()[0]!;
+    const cpuBefore = process.cpuUsage();
+    const chBefore = clickhouseCpuSeconds();
     const started = performance.now();
     const perSecond: number[] = [];
     let lastDone = 0;
@@ -125,6 +146,9 @@ async function main(): Promise<void> {
       if (done === TOTAL) break;
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const nodeCpu = (cpu.user + cpu.system) / 1e6;
+    const chAfter = clickhouseCpuSeconds();
     await aggregator.stop();
 
     const table = `${sqlIdentifier(database)}.${sqlIdentifier('usage_events')}`;
@@ -139,6 +163,9 @@ async function main(): Promise<void> {
     console.log(`  events/s per second: median ${fmt(median(perSecond))}, min ${fmt(Math.min(...perSecond))}, max ${fmt(Math.max(...perSecond))} (${perSecond.length} samples)`);
     console.log(`  batches: ${batchSizes.length}, size median ${median(sizes)}, min ${sizes[0]}, max ${sizes[sizes.length - 1]}`);
     console.log(`  time in the ClickHouse adapter: ${(storeMs / 1000).toFixed(2)} s (${((storeMs / 10 / seconds)).toFixed(0)}% of the drain); bus read/parse/commit and waits: the rest`);
+    const chCpu = chBefore === null || chAfter === null ? 'not visible' : `${(chAfter - chBefore).toFixed(2)} s (${((100 * (chAfter - chBefore)) / seconds).toFixed(0)}% of a core)`;
+    console.log(`  CPU during the drain: this process ${nodeCpu.toFixed(2)} s (${((100 * nodeCpu) / seconds).toFixed(0)}% of a core, ${((nodeCpu * 1e6) / TOTAL).toFixed(1)} µs/event), clickhouse-server ${chCpu}`);
+    console.log(`  machine: ${os.cpus().length} cores, load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`);
     console.log(`  ClickHouse check: ${fmt(rows)} rows after FINAL, ${fmt(ids)} distinct ids (expected ${fmt(TOTAL)})`);
     if (rows !== TOTAL || ids !== TOTAL) {
       console.error('FAIL: ClickHouse does not hold exactly one row per event');

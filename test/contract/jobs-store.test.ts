@@ -146,6 +146,16 @@ function jobsContract(adapter: string, open: Open): void {
     t.true((await jobs.get(job.id))?.refunded);
   });
 
+  it('saved copies left processing by a crash are failed; live copies and async jobs are not touched', async (jobs, t) => {
+    const old = await jobs.create(newJob({ source: 'audio_speech', status: 'processing', startedAt: '2026-01-01T00:00:00.000Z' }));
+    const live = await jobs.create(newJob({ source: 'audio_speech', status: 'processing', startedAt: '2026-01-01T02:00:00.000Z' }));
+    const queued = await jobs.create(newJob({ status: 'processing', startedAt: '2026-01-01T00:00:00.000Z' }));
+    t.is(await jobs.failStaleCopies('2026-01-01T01:00:00.000Z', '2026-01-01T03:00:00.000Z'), 1);
+    t.like(await jobs.get(old.id), { status: 'failed', errorCode: 'synthesis_failed', completedAt: '2026-01-01T03:00:00.000Z' });
+    t.is((await jobs.get(live.id))?.status, 'processing');
+    t.is((await jobs.get(queued.id))?.status, 'processing');
+  });
+
   it('active jobs are counted for the queue and per account', async (jobs, t) => {
     t.is(await jobs.countActive(), 0);
     const [a1, a2, a3] = [newJob(), newJob(), newJob()];

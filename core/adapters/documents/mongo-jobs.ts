@@ -112,6 +112,13 @@ export async function createMongoJobs(db: Db): Promise<JobsStore> {
     async markRefunded(id) {
       await jobs.updateOne({ _id: id }, { $set: { refunded: true } });
     },
+    async failStaleCopies(startedBefore, completedAt) {
+      const result = await jobs.updateMany(
+        { source: 'audio_speech', status: 'processing', startedAt: { $lt: startedBefore } },
+        { $set: { status: 'failed', errorCode: 'synthesis_failed', error: 'The response was interrupted before its copy was saved.', completedAt } },
+      );
+      return result.modifiedCount;
+    },
     // Saved copies of POST /audio/speech are 'processing' while their response streams; they are not queued work.
     async countActive() {
       return jobs.countDocuments({ status: { $in: [...ACTIVE] }, source: 'tts' });
