@@ -1,26 +1,9 @@
 import Joi from 'joi';
-import { EMOTIONS } from '../../config/emotions.ts';
+import { nativeSynthesisKeys, type NativeSynthesisBody } from '../../core/http/synthesis-fields.ts';
 
-export interface SubmitJobBody {
-  text: string;
-  voiceId?: string | null;
-  emotion: string;
-  speed: number;
-  engine?: string | null;
-  aiRefine: boolean;
-}
+export type SubmitJobBody = NativeSynthesisBody;
 
-export const submitJobBody = Joi.object<SubmitJobBody>({
-  text: Joi.string().min(1).max(50_000).required().messages({
-    'string.max': 'text must be at most 50000 characters',
-    'string.empty': 'text must not be empty',
-  }),
-  voiceId: Joi.string().trim().max(200).allow(null, ''),
-  emotion: Joi.string().valid(...EMOTIONS).default('natural'),
-  speed: Joi.number().min(0.5).max(2).default(1),
-  engine: Joi.string().trim().max(40).allow(null, ''),
-  aiRefine: Joi.boolean().default(false),
-}).required();
+export const submitJobBody = Joi.object<SubmitJobBody>(nativeSynthesisKeys).required();
 
 export const MAX_BATCH_IDS = 50;
 

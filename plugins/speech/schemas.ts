@@ -1,9 +1,7 @@
 import Joi from 'joi';
-import { EMOTIONS } from '../../config/emotions.ts';
+import { MAX_TEXT_CHARS, nativeSynthesisKeys, textField, type NativeSynthesisBody } from '../../core/http/synthesis-fields.ts';
 import { ALLOWED_SAMPLE_RATES, AUDIO_FORMATS, type AudioFormat } from '../../inference/audio/index.ts';
 
-/** SPEC Limits: 50000 characters on the native routes; the compatible route gets the same ceiling. */
-export const MAX_TEXT_CHARS = 50_000;
 /** Rates the voice-agent platform asks for (SPEC POST /agent/speech). */
 export const AGENT_SAMPLE_RATES = [8000, 16000, 22050, 24000] as const;
 /** The compatible route's two reading styles, accepted and ignored. */
@@ -29,13 +27,6 @@ function formatField(name: string) {
     });
 }
 
-function textField(name: string) {
-  return Joi.string().max(MAX_TEXT_CHARS).required().messages({
-    'any.required': `"${name}" is required`,
-    'string.empty': `"${name}" must not be empty`,
-    'string.max': `"${name}" must be at most ${MAX_TEXT_CHARS} characters`,
-  });
-}
 
 const sampleRate = (name: string) =>
   Joi.number().valid(...ALLOWED_SAMPLE_RATES).messages({ 'any.only': `"${name}" must be one of ${ALLOWED_SAMPLE_RATES.join(', ')}` });
@@ -69,25 +60,14 @@ export const audioSpeechBody = Joi.object<AudioSpeechBody>({
   engine: Joi.string().trim().max(40).allow(null, ''),
 }).unknown(true).required();
 
-export interface TtsStreamBody {
-  text: string;
-  voiceId?: string | null;
-  emotion: string;
-  speed: number;
-  engine?: string | null;
-  aiRefine: boolean;
+export interface TtsStreamBody extends NativeSynthesisBody {
   outputFormat: AudioFormat;
   sampleRate?: number;
 }
 
 /** `POST /tts/stream`: the native fields of `POST /tts` plus the output format and rate. */
 export const ttsStreamBody = Joi.object<TtsStreamBody>({
-  text: textField('text'),
-  voiceId: Joi.string().trim().max(200).allow(null, ''),
-  emotion: Joi.string().valid(...EMOTIONS).default('natural'),
-  speed: Joi.number().min(0.5).max(2).default(1),
-  engine: Joi.string().trim().max(40).allow(null, ''),
-  aiRefine: Joi.boolean().default(false),
+  ...nativeSynthesisKeys,
   outputFormat: formatField('outputFormat').default('wav'),
   sampleRate: sampleRate('sampleRate'),
 }).required();

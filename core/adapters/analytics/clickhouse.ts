@@ -3,8 +3,8 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickh
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
 import { sqlIdentifier, sqlStringList } from './clickhouse-sql.ts';
 import {
-  CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, eventRow, parseCloseRow, parseEventRow,
-  schemaStatements, TABLES, type CloseRow, type EventRow,
+  CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, OUTCOME_EVENT_COLUMNS, parseCloseRow,
+  parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
 } from './clickhouse-schema.ts';
 import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.ts';
 import { parseUsageRow, usageSql } from './clickhouse-usage.ts';
@@ -26,8 +26,16 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/** First of each id; duplicates are redeliveries of the same event, so which one is kept does not matter. */
 function uniqueById<T extends { id: string }>(items: readonly T[]): T[] {
-  return [...new Map(items.map((item) => [item.id, item])).values()];
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const item of items) {
+    if (seen.has(item.id)) continue;
+    seen.add(item.id);
+    out.push(item);
+  }
+  return out;
 }
 
 export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions): Promise<Analytics> {
@@ -110,17 +118,17 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
 
   return {
     async recordOutcomes(events: OutcomeEvent[]) {
-      const rows = uniqueById(events).map(eventRow);
-      const queued = rows.filter((row) => row.result === 'queued' && row.job_id !== '');
+      const rows = uniqueById(events);
+      const queued = rows.filter((ev) => ev.result === 'queued' && (ev.jobId ?? '') !== '');
       // The queued side (its own table, then the look-up of closes) only has
       // to follow its own insert; usage_events takes the rows meanwhile. A
       // closed version and its queued row may land in either order: the
       // higher version wins at FINAL.
       await Promise.all([
-        insert(TABLES.events, rows, EVENT_ROW_TYPES),
+        insert(TABLES.events, rows, OUTCOME_EVENT_COLUMNS),
         queued.length === 0 ? undefined : (async () => {
-          await insert(TABLES.jobs, queued, EVENT_ROW_TYPES);
-          await resolveClosures(queued.map((row) => row.job_id));
+          await insert(TABLES.jobs, queued, OUTCOME_EVENT_COLUMNS);
+          await resolveClosures(queued.map((ev) => ev.jobId!));
         })(),
       ]);
     },
