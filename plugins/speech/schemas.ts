@@ -22,14 +22,14 @@ function formatField(name: string) {
       return value;
     })
     .messages({
-      'format.unsupported': `"${name}" {#value} is not supported; use one of ${AUDIO_FORMATS.join(', ')}`,
-      'format.unknown': `"${name}" must be one of ${AUDIO_FORMATS.join(', ')}`,
+      'format.unsupported': `${name} {#value} is not supported; use one of ${AUDIO_FORMATS.join(', ')}`,
+      'format.unknown': `${name} must be one of ${AUDIO_FORMATS.join(', ')}`,
     });
 }
 
 
 const sampleRate = (name: string) =>
-  Joi.number().valid(...ALLOWED_SAMPLE_RATES).messages({ 'any.only': `"${name}" must be one of ${ALLOWED_SAMPLE_RATES.join(', ')}` });
+  Joi.number().valid(...ALLOWED_SAMPLE_RATES).messages({ 'any.only': `${name} must be one of ${ALLOWED_SAMPLE_RATES.join(', ')}` });
 
 export interface AudioSpeechBody {
   input: string;
@@ -52,7 +52,7 @@ export const audioSpeechBody = Joi.object<AudioSpeechBody>({
   voice: Joi.string().trim().max(200).allow(null, ''),
   response_format: formatField('response_format'),
   sample_rate: sampleRate('sample_rate'),
-  speed: Joi.number().min(0.25).max(4).default(1).messages({ 'number.min': '"speed" must be between 0.25 and 4.0', 'number.max': '"speed" must be between 0.25 and 4.0' }),
+  speed: Joi.number().min(0.25).max(4).default(1).messages({ 'number.min': 'speed must be between 0.25 and 4.0', 'number.max': 'speed must be between 0.25 and 4.0' }),
   instructions: Joi.string().allow('', null),
   stream_format: Joi.string().valid('audio', 'sse'),
   emotion: Joi.string().valid(...COMPAT_EMOTIONS),

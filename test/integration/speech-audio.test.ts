@@ -105,7 +105,7 @@ test('instructions and emotion are accepted and ignored: the audio is the same',
 
 test('400s in the compatible envelope: missing input, aac, flac, conflicting sample_rate, stream_format with a non-streamable format', async (t) => {
   const cases: Array<[Record<string, unknown>, string, RegExp]> = [
-    [{}, 'input', /"input" is required/],
+    [{}, 'input', /input is required/],
     [{ input: '' }, 'input', /must not be empty/],
     [{ input: TEXT, response_format: 'aac' }, 'response_format', /aac is not supported/],
     [{ input: TEXT, response_format: 'flac' }, 'response_format', /flac is not supported/],
