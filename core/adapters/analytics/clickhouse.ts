@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
+import { finished } from 'node:stream/promises';
+import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
 import { sqlIdentifier, sqlStringList } from './clickhouse-sql.ts';
 import {
@@ -17,8 +18,14 @@ export interface ClickHouseAnalyticsOptions {
   password: string;
 }
 
-/** Keeps `IN (...)` lists well under ClickHouse's default max_query_size (256 KiB). */
-const LOOKUP_CHUNK = 1000;
+/**
+ * Job ids per `IN (...)` look-up, and the max_query_size those queries run
+ * with (the default is 256 KiB; a job id literal is about 45 bytes). A batch
+ * of the aggregator's size needs a single look-up: every sequential round
+ * trip waits its turn on a busy event loop, so fewer is faster.
+ */
+const LOOKUP_CHUNK = 10_000;
+const LOOKUP_MAX_QUERY_SIZE = String(2 * 1024 * 1024);
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -39,9 +46,10 @@ function uniqueById<T extends { id: string }>(items: readonly T[]): T[] {
 }
 
 export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions): Promise<Analytics> {
-  // No `database` on the client: the database may not exist yet, so every name is qualified instead.
-  // The client's own error log is off: every failure reaches the caller (the
-  // bus reports a failed batch in one line), so it would only print it twice.
+  // No `database` on the client: the database may not exist yet, so every name
+  // is qualified instead. The client's own error log is off: every failure
+  // reaches the caller (the bus reports a failed batch in one line), so it
+  // would only print each one a second time.
   const client: ClickHouseClient = createClient({
     url: opts.url, username: opts.user, password: opts.password, log: { level: ClickHouseLogLevel.OFF },
   });
@@ -64,36 +72,37 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
       values: Readable.from(chunks, { objectMode: false }),
     });
     // The answer is empty; reading it to the end hands the socket back to the pool.
-    for await (const _ of stream) void _;
+    stream.resume();
+    await finished(stream);
   }
 
-  async function select(query: string): Promise<Record<string, unknown>[]> {
-    const result = await client.query({ query, format: 'JSONEachRow' });
+  async function select(query: string, settings: ClickHouseSettings = {}): Promise<Record<string, unknown>[]> {
+    const result = await client.query({ query, format: 'JSONEachRow', clickhouse_settings: settings });
     return result.json<Record<string, unknown>>();
   }
 
+  /** Runs one look-up per chunk of ids, all at once, and joins the rows. */
+  async function lookup(ids: string[], query: (list: string) => string): Promise<Record<string, unknown>[]> {
+    const parts = await Promise.all(chunks(ids, LOOKUP_CHUNK).map((part) =>
+      select(query(sqlStringList(part)), { max_query_size: LOOKUP_MAX_QUERY_SIZE })));
+    return parts.flat();
+  }
+
   async function queuedRows(jobIds: string[]): Promise<EventRow[]> {
-    const rows: EventRow[] = [];
-    for (const part of chunks(jobIds, LOOKUP_CHUNK)) {
-      const raw = await select(`SELECT ${EVENT_ROW_COLUMNS.map(sqlIdentifier).join(', ')} FROM ${table(TABLES.jobs)}
-        WHERE job_id IN (${sqlStringList(part)})`);
-      rows.push(...raw.map(parseEventRow));
-    }
-    return uniqueById(rows);
+    const raw = await lookup(jobIds, (list) => `SELECT ${EVENT_ROW_COLUMNS.map(sqlIdentifier).join(', ')} FROM ${table(TABLES.jobs)}
+        WHERE job_id IN (${list})`);
+    return uniqueById(raw.map(parseEventRow));
   }
 
   async function latestCloses(jobIds: string[]): Promise<Map<string, CloseRow>> {
-    const latest = new Map<string, CloseRow>();
-    for (const part of chunks(jobIds, LOOKUP_CHUNK)) {
-      // Aliases differ from column names: 18.16 would substitute an alias inside argMax.
-      const raw = await select(`SELECT job_id AS c_job_id, argMax(id, at_ms) AS c_id, max(at_ms) AS c_at_ms,
+    // Aliases differ from column names: 18.16 would substitute an alias inside argMax.
+    const raw = await lookup(jobIds, (list) => `SELECT job_id AS c_job_id, argMax(id, at_ms) AS c_id, max(at_ms) AS c_at_ms,
           argMax(result, at_ms) AS c_result, argMax(audio_seconds, at_ms) AS c_audio_seconds,
           argMax(gen_ms, at_ms) AS c_gen_ms, argMax(tokens_refunded, at_ms) AS c_tokens_refunded,
           argMax(error_code, at_ms) AS c_error_code
-        FROM ${table(TABLES.closes)} WHERE job_id IN (${sqlStringList(part)}) GROUP BY job_id`);
-      for (const close of raw.map(parseCloseRow)) latest.set(close.job_id, close);
-    }
-    return latest;
+        FROM ${table(TABLES.closes)} WHERE job_id IN (${list}) GROUP BY job_id`);
+    // Chunks hold distinct ids, so each job appears in one chunk's answer only.
+    return new Map(raw.map(parseCloseRow).map((close) => [close.job_id, close]));
   }
 
   /**
@@ -118,14 +127,14 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
 
   return {
     async recordOutcomes(events: OutcomeEvent[]) {
-      const rows = uniqueById(events);
-      const queued = rows.filter((ev) => ev.result === 'queued' && (ev.jobId ?? '') !== '');
+      // No dedupe here: a repeated id inside one insert collapses at FINAL exactly like one repeated across inserts.
+      const queued = events.filter((ev) => ev.result === 'queued' && (ev.jobId ?? '') !== '');
       // The queued side (its own table, then the look-up of closes) only has
       // to follow its own insert; usage_events takes the rows meanwhile. A
       // closed version and its queued row may land in either order: the
       // higher version wins at FINAL.
       await Promise.all([
-        insert(TABLES.events, rows, OUTCOME_EVENT_COLUMNS),
+        insert(TABLES.events, events, OUTCOME_EVENT_COLUMNS),
         queued.length === 0 ? undefined : (async () => {
           await insert(TABLES.jobs, queued, OUTCOME_EVENT_COLUMNS);
           await resolveClosures(queued.map((ev) => ev.jobId!));
