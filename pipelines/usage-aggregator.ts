@@ -3,6 +3,8 @@ import { TOPICS } from '../core/ports/bus.ts';
 import type { Analytics, JobCloseEvent, OutcomeEvent } from '../core/ports/analytics.ts';
 import type { Metrics } from '../core/metrics.ts';
 import type { JobEvent } from '../core/ports/job-events.ts';
+import type { BusMessage } from '../core/ports/bus.ts';
+import { jobCloseProblem, outcomeProblem } from './usage-validation.ts';
 
 /** A finished job closes its `queued` usage row as ok or error. */
 export function jobCloseOf(event: JobEvent): JobCloseEvent {
@@ -35,6 +37,26 @@ export interface UsageAggregatorOptions {
   consumers?: number;
 }
 
+/** Splits a batch into events to record and malformed ones, which go to `<topic>.dlq` with the reason. */
+async function setAsideMalformed<T>(bus: Bus, topic: string, messages: BusMessage<unknown>[], toEvent: (m: BusMessage<unknown>) => T, problemOf: (e: T) => string | null): Promise<T[]> {
+  const good: T[] = [];
+  const bad: Array<{ id: string; key: string; value: unknown }> = [];
+  for (const message of messages) {
+    let event: T | null = null;
+    let problem: string | null;
+    try {
+      event = toEvent(message);
+      problem = problemOf(event);
+    } catch (err) {
+      problem = (err as Error).message;
+    }
+    if (problem === null && event !== null) good.push(event);
+    else bad.push({ id: message.id, key: message.key, value: { problem, message: message.value } });
+  }
+  if (bad.length > 0) await bus.publish(`${topic}.dlq`, bad);
+  return good;
+}
+
 export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics: Metrics } & UsageAggregatorOptions): Promise<Subscription> {
   const maxBatch = deps.maxBatch ?? 20_000;
   const maxWaitMs = deps.maxWaitMs ?? 250;
@@ -48,7 +70,8 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
         maxBatch,
         maxWaitMs,
         handler: async (messages) => {
-          await deps.analytics.recordOutcomes(messages.map((m) => m.value));
+          const events = await setAsideMalformed(deps.bus, TOPICS.outcomes, messages, (m) => m.value as OutcomeEvent, outcomeProblem);
+          if (events.length > 0) await deps.analytics.recordOutcomes(events);
           deps.metrics.busConsumed.inc({ topic: TOPICS.outcomes, group: 'usage-aggregator' }, messages.length);
         },
       }));
@@ -58,7 +81,8 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
         maxBatch,
         maxWaitMs,
         handler: async (messages) => {
-          await deps.analytics.recordJobCloses(messages.map((m) => jobCloseOf(m.value)));
+          const closes = await setAsideMalformed(deps.bus, TOPICS.jobEvents, messages, (m) => jobCloseOf(m.value as JobEvent), jobCloseProblem);
+          if (closes.length > 0) await deps.analytics.recordJobCloses(closes);
           deps.metrics.busConsumed.inc({ topic: TOPICS.jobEvents, group: 'usage-aggregator' }, messages.length);
         },
       }));

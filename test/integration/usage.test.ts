@@ -100,3 +100,14 @@ test('GET /usage defaults to the last 30 days', async (t) => {
   t.is(body.totals.avgGenMs, null);
   t.is(body.totals.p95GenMs, null);
 });
+
+test('a malformed outcome event goes to request.outcomes.dlq and does not stall the events behind it', async (t) => {
+  const acct = await p.bootstrap();
+  const { bus } = p.platform.services;
+  const bad = { id: 'out_bad_1', at: 'not a date', accountId: acct.accountId, route: 'tts', status: 201, result: 'ok' };
+  await bus.publish('request.outcomes', [{ id: bad.id, key: acct.accountId, value: bad }]);
+  t.is((await p.api('/tts', { method: 'POST', key: acct.apiKey, json: { text: TEXT } })).status, 201);
+  await waitFor(async () => (await (await p.api('/usage', { key: acct.apiKey })).json()).totals.requests === 1, { what: 'the good event in usage' });
+  await waitFor(async () => (await bus.lag('request.outcomes.dlq', 'dlq-inspector')) >= 1, { what: 'the bad event in the dead-letter topic' });
+  t.pass();
+});
