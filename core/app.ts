@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import compose from 'koa-compose';
 import { randomUUID } from 'node:crypto';
 import type { CoreServices, RouteDefinition } from './plugin.ts';
 import { routePipeline } from './http/route-pipeline.ts';
@@ -36,20 +37,21 @@ export function buildKoaApp(services: CoreServices, routes: RouteDefinition[], e
     }
   });
 
-  const core = coreRoutes(services);
-  app.use(core.routes());
-  for (const router of extraRouters) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
-
   const api = new Router({ prefix: API_PREFIX });
   for (const def of routes) {
     const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     api[method](def.path, routePipeline(def, services));
   }
-  app.use(api.routes());
-  app.use(api.allowedMethods({
-    throw: true,
-    methodNotAllowed: () => new ApiError(405, 'Method not allowed on this route.', { code: 'METHOD_NOT_ALLOWED' }),
-    notImplemented: () => new ApiError(405, 'Method not supported.', { code: 'METHOD_NOT_ALLOWED' }),
-  }));
+  const apiRoutes: Koa.Middleware = compose<any>([
+    api.routes(),
+    api.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError(405, 'Method not allowed on this route.', { code: 'METHOD_NOT_ALLOWED' }),
+      notImplemented: () => new ApiError(405, 'Method not supported.', { code: 'METHOD_NOT_ALLOWED' }),
+    }),
+  ]);
+  const otherRoutes: Koa.Middleware = compose<any>([coreRoutes(services).routes(), ...extraRouters.flatMap((r) => [r.routes(), r.allowedMethods({ throw: true })])]);
+  // One prefix test sends API traffic straight to its router: the hot path skips the probe and admin routers.
+  app.use((ctx, next) => (ctx.path.startsWith(API_PREFIX + '/') ? apiRoutes(ctx, next) : otherRoutes(ctx, next)));
   return app;
 }

@@ -13,8 +13,20 @@ export interface CapWindows {
 
 const DAY_MS = 86_400_000;
 
+// Windows change once a day: the last answer is kept, since every charge and balance call asks.
+let last: { offset: number; dayStartLocal: number; windows: CapWindows } | null = null;
+
 export function capWindows(now: Date, offsetMinutes: number): CapWindows {
-  const local = new Date(now.getTime() + offsetMinutes * 60_000);
+  const localMs = now.getTime() + offsetMinutes * 60_000;
+  const dayStart = Math.floor(localMs / DAY_MS) * DAY_MS;
+  if (last && last.offset === offsetMinutes && last.dayStartLocal === dayStart) return last.windows;
+  const windows = computeWindows(localMs, offsetMinutes);
+  last = { offset: offsetMinutes, dayStartLocal: dayStart, windows: Object.freeze(windows) };
+  return windows;
+}
+
+function computeWindows(localMs: number, offsetMinutes: number): CapWindows {
+  const local = new Date(localMs);
   const dayStartLocal = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate());
   const weekday = (local.getUTCDay() + 6) % 7; // Monday = 0
   const weekStartLocal = dayStartLocal - weekday * DAY_MS;

@@ -134,27 +134,45 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     return true;
   });
 
+  // Active grants are read on every charge and balance call. They are cached
+  // per account and revalidated cheaply: `generation` moves with every grant
+  // write through this handle, `PRAGMA data_version` with every commit by
+  // another connection to the file (another process, the admin CLI).
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let generation = 0;
+  const activeCache = new Map<string, { version: unknown; generation: number; grants: Grant[] }>();
+  const wrote = <T>(result: T): T => {
+    generation++;
+    return result;
+  };
+
   return {
     async create(grant) {
-      insert.run(grantParams(grant));
+      wrote(insert.run(grantParams(grant)));
       return { ...grant, engines: [...grant.engines] };
     },
     async get(id) {
       return read(id);
     },
     async listActive(accountId) {
-      return (selectActive.all(accountId) as GrantRow[]).map(toGrant);
+      const version = dataVersion.get();
+      const hit = activeCache.get(accountId);
+      if (hit && hit.version === version && hit.generation === generation) return hit.grants.map((g) => ({ ...g }));
+      const grants = (selectActive.all(accountId) as GrantRow[]).map(toGrant);
+      if (activeCache.size >= 10_000) activeCache.clear();
+      activeCache.set(accountId, { version, generation, grants });
+      return grants.map((g) => ({ ...g }));
     },
     async listByAccount(accountId) {
       return (selectAll.all(accountId) as GrantRow[]).map(toGrant);
     },
     async setStatus(id: string, status: GrantStatus) {
-      updateStatus.run(status, id);
+      wrote(updateStatus.run(status, id));
     },
     async charge(cmd): Promise<ChargeWriteResult> {
       const nowMs = checkCharge(cmd);
       try {
-        const grant = await writes.run(() => chargeTx(cmd, nowMs));
+        const grant = await writes.run(() => wrote(chargeTx(cmd, nowMs)));
         if (grant) return { ok: true, grant };
       } catch (err) {
         // An entry id already in the outbox rolls the grant update back with it.
@@ -164,7 +182,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     },
     async refund(cmd) {
       checkRefund(cmd);
-      return { applied: await writes.run(() => refundTx(cmd)) };
+      return { applied: await writes.run(() => wrote(refundTx(cmd))) };
     },
   };
 }
