@@ -12,13 +12,17 @@ export interface Metrics {
   busLag: client.Gauge<'topic' | 'group'>;
   jobsFinished: client.Counter<'status'>;
   webhookDeliveries: client.Counter<'result'>;
+  /** runs `collect` before every scrape (gauges read from elsewhere, such as consumer lag) */
+  registerCollector(collect: () => Promise<void>): void;
 }
 
 export function createMetrics(withDefaults = true): Metrics {
   const registry = new client.Registry();
   if (withDefaults) client.collectDefaultMetrics({ register: registry });
+  const collectors: Array<() => Promise<void>> = [];
   return {
     registry,
+    registerCollector: (collect) => void collectors.push(collect),
     httpDuration: new client.Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by logical route and status',
@@ -31,7 +35,12 @@ export function createMetrics(withDefaults = true): Metrics {
     tokensRefunded: new client.Counter({ name: 'tokens_refunded_total', help: 'Tokens refunded', labelNames: ['route'], registers: [registry] }),
     busPublished: new client.Counter({ name: 'bus_published_total', help: 'Messages published', labelNames: ['topic'], registers: [registry] }),
     busConsumed: new client.Counter({ name: 'bus_consumed_total', help: 'Messages handled', labelNames: ['topic', 'group'], registers: [registry] }),
-    busLag: new client.Gauge({ name: 'bus_consumer_lag', help: 'Messages not yet committed by a group', labelNames: ['topic', 'group'], registers: [registry] }),
+    busLag: new client.Gauge({
+      name: 'bus_consumer_lag', help: 'Messages not yet committed by a group', labelNames: ['topic', 'group'], registers: [registry],
+      async collect() {
+        await Promise.all(collectors.map((c) => c()));
+      },
+    }),
     jobsFinished: new client.Counter({ name: 'tts_jobs_finished_total', help: 'Jobs finished', labelNames: ['status'], registers: [registry] }),
     webhookDeliveries: new client.Counter({ name: 'webhook_delivery_attempts_total', help: 'Webhook delivery attempts', labelNames: ['result'], registers: [registry] }),
   };

@@ -14,6 +14,7 @@ import { createBillingService } from './billing/service.ts';
 import { createVoiceCatalog } from './catalog.ts';
 import { createDownloadLinks } from './downloads.ts';
 import { createKeyAuthenticator } from './http/auth.ts';
+import { instrumentBus } from './bus-metrics.ts';
 import { createEngine } from '../inference/engines/factory.ts';
 
 /**
@@ -62,10 +63,10 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
   let bus: Bus;
   if (config.kafka) {
     const { createKafkaBus } = await import('./adapters/bus/kafka.ts');
-    bus = await createKafkaBus(config.kafka);
+    bus = instrumentBus(await createKafkaBus(config.kafka), metrics);
   } else {
     const { createLocalBus } = await import('./adapters/bus/local.ts');
-    bus = createLocalBus(embeddedDb());
+    bus = instrumentBus(createLocalBus(embeddedDb()), metrics);
   }
 
   let analytics: Analytics;

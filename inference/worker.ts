@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Bus, Subscription } from '../core/ports/bus.ts';
+import type { Subscription } from '../core/ports/bus.ts';
 import { TOPICS } from '../core/ports/bus.ts';
 import type { JobRecord } from '../core/ports/jobs.ts';
 import type { CoreServices } from '../core/plugin.ts';
@@ -118,7 +118,6 @@ export async function startInferenceWorker(services: CoreServices, options: Work
       const claimed = await jobs.claim(jobId, owner, new Date(now.getTime() + leaseMs).toISOString(), now.toISOString());
       if (!claimed) throw new LeaseHeldError(jobId);
       await render(claimed);
-      metrics.busConsumed.inc({ topic: TOPICS.jobs, group: 'inference' });
     },
   });
 }

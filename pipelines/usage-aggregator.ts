@@ -1,7 +1,6 @@
 import type { Bus, Subscription } from '../core/ports/bus.ts';
 import { TOPICS } from '../core/ports/bus.ts';
 import type { Analytics, JobCloseEvent, OutcomeEvent } from '../core/ports/analytics.ts';
-import type { Metrics } from '../core/metrics.ts';
 import type { JobEvent } from '../core/ports/job-events.ts';
 import type { BusMessage } from '../core/ports/bus.ts';
 import { jobCloseProblem, outcomeProblem } from './usage-validation.ts';
@@ -57,7 +56,7 @@ async function setAsideMalformed<T>(bus: Bus, topic: string, messages: BusMessag
   return good;
 }
 
-export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics: Metrics } & UsageAggregatorOptions): Promise<Subscription> {
+export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics } & UsageAggregatorOptions): Promise<Subscription> {
   const maxBatch = deps.maxBatch ?? 20_000;
   const maxWaitMs = deps.maxWaitMs ?? 250;
   const consumers = Math.max(1, deps.consumers ?? 2);
@@ -72,7 +71,6 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
         handler: async (messages) => {
           const events = await setAsideMalformed(deps.bus, TOPICS.outcomes, messages, (m) => m.value as OutcomeEvent, outcomeProblem);
           if (events.length > 0) await deps.analytics.recordOutcomes(events);
-          deps.metrics.busConsumed.inc({ topic: TOPICS.outcomes, group: 'usage-aggregator' }, messages.length);
         },
       }));
       subscriptions.push(await deps.bus.subscribeBatch<JobEvent>({
@@ -83,7 +81,6 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
         handler: async (messages) => {
           const closes = await setAsideMalformed(deps.bus, TOPICS.jobEvents, messages, (m) => jobCloseOf(m.value as JobEvent), jobCloseProblem);
           if (closes.length > 0) await deps.analytics.recordJobCloses(closes);
-          deps.metrics.busConsumed.inc({ topic: TOPICS.jobEvents, group: 'usage-aggregator' }, messages.length);
         },
       }));
     }

@@ -131,7 +131,6 @@ async function publishOutcome(ctx: RouteContext, services: CoreServices, def: Ro
     if (!auth) return; // a refusal that no account can be charged for belongs to no one's usage
     const event = buildOutcomeEvent({ requestId: ctx.state.requestId, accountId: auth.accountId, keyId: auth.keyId, status, outcome, errorCode });
     await services.bus.publish(TOPICS.outcomes, [{ id: event.id, key: auth.accountId, value: event }]);
-    services.metrics.busPublished.inc({ topic: TOPICS.outcomes });
   } catch (err) {
     services.logger.error('could not publish outcome', { err: err as Error, route: def.name });
   }

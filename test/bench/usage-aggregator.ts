@@ -31,7 +31,6 @@ import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createLocalBus } from '../../core/adapters/bus/local.ts';
 import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
 import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
-import { createMetrics } from '../../core/metrics.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import type { Analytics, OutcomeEvent } from '../../core/ports/analytics.ts';
 import { startUsageAggregator } from '../../pipelines/usage-aggregator.ts';
@@ -185,7 +184,7 @@ async function main(): Promise<void> {
       const perSecond: number[] = [];
       let lastDone = 0;
       let lastAt = started;
-      const aggregator = await startUsageAggregator({ bus, analytics: sink, metrics: createMetrics(false), maxBatch: MAX_BATCH, consumers: CONSUMERS });
+      const aggregator = await startUsageAggregator({ bus, analytics: sink, maxBatch: MAX_BATCH, consumers: CONSUMERS });
       for (;;) {
         await new Promise((r) => setTimeout(r, 100));
         const done = PER_ROUND - (await bus.lag(TOPICS.outcomes, GROUP));

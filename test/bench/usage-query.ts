@@ -23,7 +23,6 @@
  */
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import os from 'node:os';
-import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
 import { EVENT_ROW_TYPES, TABLES } from '../../core/adapters/analytics/clickhouse-schema.ts';
 import { sqlIdentifier, sqlNumber, sqlString, sqlStringList } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import type { Analytics, UsageReport } from '../../core/ports/analytics.ts';

@@ -225,6 +225,16 @@ test('/healthz, /readyz and /metrics are served outside /api/v1', async (t) => {
   t.regex(metrics, /process_cpu_seconds_total/);
 });
 
+test('/metrics counts bus traffic per topic and reports consumer lag per group', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  await p.api('/clone', { method: 'POST', key: apiKey });
+  await new Promise((r) => setTimeout(r, 300));
+  const metrics = await (await fetch(`${p.url}/metrics`)).text();
+  t.regex(metrics, /bus_published_total\{topic="request\.outcomes"\} [1-9]/);
+  t.regex(metrics, /bus_consumer_lag\{topic="request\.outcomes",group="usage-aggregator"\} \d+/);
+  t.regex(metrics, /http_request_duration_seconds_count\{route="clone",method="POST",status="410"\} [1-9]/);
+});
+
 test('POST with malformed JSON is 400 INVALID_JSON in the native envelope', async (t) => {
   const { apiKey } = await p.bootstrap();
   const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"text": "chào' });
