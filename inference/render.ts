@@ -1,5 +1,5 @@
 /**
- * Renders one queued `POST /tts` job to a WAV for the inference worker, and
+ * Renders one queued `POST /tts` job to a stored WAV for the inference worker, and
  * sorts render failures into the job failure codes of `tts.job.failed`:
  * retryable (engine or encoder briefly unavailable, a timeout) or final
  * (moderation, a voice that no longer resolves, a broken voice model).
@@ -9,7 +9,9 @@ import type { JobRecord } from '../core/ports/jobs.ts';
 import type { JobFailedEvent } from '../core/ports/job-events.ts';
 import { EngineUnavailableError } from '../core/ports/engine.ts';
 import { isApiError } from '../core/errors.ts';
-import { wavFile } from './audio/wav.ts';
+import { PassThrough, Readable } from 'node:stream';
+import { once } from 'node:events';
+import { wavHeader } from './audio/wav.ts';
 import { EncoderUnavailableError } from './audio/ffmpeg.ts';
 import { isAbortError } from './engines/abort.ts';
 import { VoiceConfigError } from './engines/piper-config.ts';
@@ -21,19 +23,26 @@ import { refineForRequest } from './refine.ts';
 export const JOB_SAMPLE_RATE = 48000;
 
 export interface RenderedJobAudio {
-  wav: Buffer;
+  /** blob key of the finished WAV */
+  audioKey: string;
   durationSeconds: number;
 }
 
-export interface RenderFailure {
-  code: JobFailedEvent['error']['code'];
-  message: string;
-  retryable: boolean;
+/** Writes to a stream, waiting when the consumer is behind (back-pressure). */
+async function writeWithBackPressure(out: PassThrough, chunk: Buffer): Promise<void> {
+  if (!out.write(chunk)) await once(out, 'drain');
 }
 
-export async function renderJobAudio(
-  services: Pick<CoreServices, 'engine' | 'catalog' | 'config'>,
+/**
+ * Renders a job into the blobs port as a 48 kHz WAV with bounded memory: PCM
+ * streams into a scratch blob as the engine produces it, then the WAV is
+ * streamed from its header (whose size is only known at the end) and the
+ * scratch blob. A 50,000-character job never sits whole in memory.
+ */
+export async function renderJobToBlob(
+  services: Pick<CoreServices, 'engine' | 'catalog' | 'config' | 'blobs'>,
   job: JobRecord,
+  audioKey: string,
   options: { signal?: AbortSignal } = {},
 ): Promise<RenderedJobAudio> {
   const voice = await services.catalog.resolve({
@@ -41,13 +50,42 @@ export async function renderJobAudio(
   });
   const text = job.aiRefine ? refineForRequest(job.text, services.config.moderationTerms).text : job.text;
   const prepared = prepareText(text);
-  const parts: Buffer[] = [];
-  if (prepared.chunks.length > 0) {
-    const request = { text: prepared.text, voice, speed: job.speed, sampleRate: JOB_SAMPLE_RATE, signal: options.signal };
-    for await (const chunk of services.engine.synthesize(request)) parts.push(chunk.pcm);
+  const scratchKey = `${audioKey}.pcm.part`;
+  const pcm = new PassThrough();
+  const stored = services.blobs.put(scratchKey, pcm, 'application/octet-stream');
+  let bytes = 0;
+  try {
+    if (prepared.chunks.length > 0) {
+      const request = { text: prepared.text, voice, speed: job.speed, sampleRate: JOB_SAMPLE_RATE, signal: options.signal };
+      for await (const chunk of services.engine.synthesize(request)) {
+        bytes += chunk.pcm.length;
+        await writeWithBackPressure(pcm, chunk.pcm);
+      }
+    }
+    pcm.end();
+    await stored;
+    const scratch = await services.blobs.open(scratchKey);
+    if (!scratch) throw new Error(`scratch audio ${scratchKey} vanished before the WAV was written`);
+    await services.blobs.put(audioKey, Readable.from(withHeader(wavHeader(bytes, JOB_SAMPLE_RATE), scratch.stream)), 'audio/wav');
+  } catch (err) {
+    pcm.destroy();
+    await stored.catch(() => undefined);
+    throw err;
+  } finally {
+    await services.blobs.delete(scratchKey).catch(() => undefined);
   }
-  const pcm = Buffer.concat(parts);
-  return { wav: wavFile(pcm, JOB_SAMPLE_RATE), durationSeconds: pcm.length / 2 / JOB_SAMPLE_RATE };
+  return { audioKey, durationSeconds: bytes / 2 / JOB_SAMPLE_RATE };
+}
+
+async function* withHeader(header: Buffer, body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield header;
+  yield* body;
+}
+
+export interface RenderFailure {
+  code: JobFailedEvent['error']['code'];
+  message: string;
+  retryable: boolean;
 }
 
 export function classifyRenderError(err: unknown): RenderFailure {

@@ -4,7 +4,7 @@ import { TOPICS } from '../core/ports/bus.ts';
 import type { JobRecord } from '../core/ports/jobs.ts';
 import type { CoreServices } from '../core/plugin.ts';
 import { jobEventId, type JobEvent, type JobFailedEvent } from '../core/ports/job-events.ts';
-import { renderJobAudio, classifyRenderError } from './render.ts';
+import { renderJobToBlob, classifyRenderError } from './render.ts';
 
 /**
  * The inference consumer group: takes `tts.jobs`, renders with the engine
@@ -31,7 +31,7 @@ export async function startInferenceWorker(services: CoreServices, options: Work
   const owner = `worker_${randomUUID()}`;
   const leaseMs = (options.leaseSeconds ?? 30) * 1000;
   const retryBaseMs = options.retryBaseMs ?? 1000;
-  const { documents, bus, blobs, metrics, logger } = services;
+  const { documents, bus, metrics, logger } = services;
   const jobs = documents.jobs;
 
   const publish = (event: JobEvent) => bus.publish(TOPICS.jobEvents, [{ id: event.eventId, key: event.jobId, value: event }]);
@@ -69,9 +69,8 @@ export async function startInferenceWorker(services: CoreServices, options: Work
       for (let attempt = 1; ; attempt++) {
         const started = performance.now();
         try {
-          const audio = await renderJobAudio(services, job);
           const audioKey = `jobs/${job.id}.wav`;
-          await blobs.put(audioKey, audio.wav, 'audio/wav');
+          const audio = await renderJobToBlob(services, job, audioKey);
           const processingMs = Math.round(performance.now() - started);
           const completedAt = new Date().toISOString();
           if (await jobs.complete(job.id, { audioKey, durationSeconds: audio.durationSeconds, processingMs, completedAt })) {

@@ -6,35 +6,50 @@ import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
 import { EspeakEngine } from '../../inference/engines/espeak.ts';
 import { AbortError } from '../../inference/engines/abort.ts';
-import { classifyRenderError, renderJobAudio, JOB_SAMPLE_RATE } from '../../inference/render.ts';
+import { classifyRenderError, renderJobToBlob, JOB_SAMPLE_RATE } from '../../inference/render.ts';
+import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseWavHeader } from '../../inference/audio/wav.ts';
 
 const engine = new EspeakEngine();
+const blobs = createDirectoryBlobs(mkdtempSync(path.join(tmpdir(), 'render-')));
 const services = {
   engine,
+  blobs,
   config: { moderationTerms: ['ma túy'] },
   catalog: { resolve: async () => CATALOGUE[0] },
-} as unknown as Pick<CoreServices, 'engine' | 'catalog' | 'config'>;
+} as unknown as Pick<CoreServices, 'engine' | 'catalog' | 'config' | 'blobs'>;
 
 const job = (over: Partial<JobRecord>) => ({ voiceId: CATALOGUE[0].id, engine: 'v4', accountId: 'acc', speed: 1, aiRefine: false, text: '', ...over }) as JobRecord;
 
-test('a job renders to a 48 kHz WAV whose duration matches its data', async (t) => {
-  const audio = await renderJobAudio(services, job({ text: 'Ngày 21/11/2026, giá $5 [cười] nhé.' }));
-  const info = parseWavHeader(audio.wav)!;
+async function stored(key: string): Promise<Buffer> {
+  const blob = (await blobs.open(key))!;
+  const parts: Buffer[] = [];
+  for await (const part of blob.stream) parts.push(part as Buffer);
+  return Buffer.concat(parts);
+}
+
+test('a job renders to a stored 48 kHz WAV whose duration matches its data; the scratch PCM is gone', async (t) => {
+  const audio = await renderJobToBlob(services, job({ text: 'Ngày 21/11/2026, giá $5 [cười] nhé.' }), 'jobs/a.wav');
+  const wav = await stored('jobs/a.wav');
+  const info = parseWavHeader(wav)!;
   t.is(info.sampleRate, JOB_SAMPLE_RATE);
-  t.is(info.dataBytes, audio.wav.length - 44);
+  t.is(info.dataBytes, wav.length - 44);
   t.true(Math.abs(audio.durationSeconds - info.dataBytes / 2 / JOB_SAMPLE_RATE) < 1e-9);
   t.true(audio.durationSeconds > 2);
+  t.false(await blobs.exists('jobs/a.wav.pcm.part'));
 });
 
 test('a job whose text has nothing speakable renders an empty 44-byte WAV', async (t) => {
-  const audio = await renderJobAudio(services, job({ text: '[music] ...' }));
-  t.is(audio.wav.length, 44);
+  const audio = await renderJobToBlob(services, job({ text: '[music] ...' }), 'jobs/b.wav');
+  t.is((await stored('jobs/b.wav')).length, 44);
   t.is(audio.durationSeconds, 0);
 });
 
 test('an aiRefine job with moderated text fails as content_rejected, not retried', async (t) => {
-  const err = await t.throwsAsync(renderJobAudio(services, job({ text: 'buôn ma túy', aiRefine: true })));
+  const err = await t.throwsAsync(renderJobToBlob(services, job({ text: 'buôn ma túy', aiRefine: true }), 'jobs/c.wav'));
   t.deepEqual(classifyRenderError(err), { code: 'content_rejected', message: 'The text was refused by content moderation.', retryable: false });
 });
 
