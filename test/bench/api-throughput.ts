@@ -57,6 +57,7 @@ try {
   const tts = summarise('POST /api/v1/tts (accept)', ttsRuns);
   console.log(`\nbalance / bare Koa = ${(bal.rps / b.rps).toFixed(2)}  (target >= 0.40) ${bal.rps / b.rps >= 0.4 ? 'PASS' : 'MISS'}`);
   console.log(`tts accept / balance = ${(tts.rps / bal.rps).toFixed(2)}  (target >= 0.40) ${tts.rps / bal.rps >= 0.4 ? 'PASS' : 'MISS'}`);
+  process.exitCode = bal.rps / b.rps >= 0.4 && tts.rps / bal.rps >= 0.4 ? 0 : 1;
 } finally {
   await Promise.all([bare.stop(), platform.stop()]);
   rmSync(dataDir, { recursive: true, force: true });
