@@ -6,24 +6,16 @@ import type { OutcomeEvent } from '../ports/analytics.ts';
  * event per tracked request after the response has fully ended (streams
  * included), so no plugin can forget to.
  */
-export interface OutcomeAnnotation {
+/** The per-request fields of the outcome event a plugin may set. */
+type AnnotatedFields =
+  | 'grantId' | 'tokensCharged' | 'tokensRefunded' | 'characters' | 'audioSeconds' | 'genMs'
+  | 'voice' | 'voiceName' | 'engine' | 'errorCode' | 'cacheHit' | 'queued' | 'jobId';
+
+export interface OutcomeAnnotation extends Pick<OutcomeEvent, AnnotatedFields> {
   route: string;
   tracked: boolean;
   /** rate-limited calls never reach the ledger */
   skip: boolean;
-  grantId: string | null;
-  tokensCharged: number;
-  tokensRefunded: number;
-  characters: number;
-  audioSeconds: number;
-  genMs: number | null;
-  voice: string | null;
-  voiceName: string | null;
-  engine: string | null;
-  errorCode: string | null;
-  cacheHit: boolean;
-  queued: boolean;
-  jobId: string | null;
   /** the response was sent but the work failed afterwards (stream cut short) */
   failedAfterResponse: boolean;
   /** work that must settle before the event is published (e.g. a stream's refund) */
