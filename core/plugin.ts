@@ -44,6 +44,8 @@ export interface CoreServices {
 /** What a route handler finds on `ctx.state`. */
 export interface RequestState {
   requestId: string;
+  /** performance.now() when the request arrived, for the duration histogram */
+  startedAt: number;
   /** set by core before the handler when the route's auth is 'required' or 'optional' and a key was sent */
   auth: AuthContext | null;
   /** the log-phase annotation; core publishes it as one outcome event */

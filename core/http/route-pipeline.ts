@@ -123,7 +123,7 @@ function requestBilling(ctx: RouteContext, services: CoreServices): RequestBilli
 async function publishOutcome(ctx: RouteContext, services: CoreServices, def: RouteDefinition, errorCode: string | null): Promise<void> {
   const outcome = ctx.state.outcome;
   const status = ctx.status;
-  services.metrics.httpDuration.observe({ route: def.name, method: def.method, status: String(status) }, (performance.now() - (ctx.state as any).startedAt) / 1000);
+  services.metrics.httpDuration.observe({ route: def.name, method: def.method, status: String(status) }, (performance.now() - ctx.state.startedAt) / 1000);
   if (!outcome.tracked || outcome.skip) return;
   try {
     await Promise.allSettled(outcome.pending);
