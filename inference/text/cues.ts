@@ -4,7 +4,10 @@
  * is never read aloud.
  */
 
-export const CUE_TAGS = ['cười', 'thở dài', 'hắng giọng'] as const;
+import { CUE_TAG_NAMES } from '../../config/emotions.ts';
+
+/** The tag names the engine renders (without brackets); the catalogue owns the list. */
+export const CUE_TAGS = CUE_TAG_NAMES;
 export type CueTag = (typeof CUE_TAGS)[number];
 
 const BRACKET = /\[([^[\]]*)\]/g;
