@@ -42,23 +42,9 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
     return embedded;
   };
 
-  let documents: Documents;
-  let blobs: Blobs;
-  if (config.mongo) {
-    const { MongoClient } = await import('mongodb');
-    const client = new MongoClient(config.mongo.url);
-    await client.connect();
-    closers.push(() => client.close());
-    const { createMongoDocuments } = await import('./adapters/documents/mongo.ts');
-    const { createGridFsBlobs } = await import('./adapters/blobs/gridfs.ts');
-    documents = await createMongoDocuments(client, config.mongo.db);
-    blobs = createGridFsBlobs(client.db(config.mongo.db));
-  } else {
-    const { createSqliteDocuments } = await import('./adapters/documents/sqlite.ts');
-    const { createDirectoryBlobs } = await import('./adapters/blobs/directory.ts');
-    documents = createSqliteDocuments(embeddedDb());
-    blobs = createDirectoryBlobs(path.join(config.dataDir, 'blobs'));
-  }
+  const records = await openRecords(config, embeddedDb);
+  if (records.close) closers.push(records.close);
+  const { documents, blobs } = records;
 
   let bus: Bus;
   if (config.kafka) {
@@ -121,18 +107,37 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
   };
 }
 
-/** Documents alone, for the admin CLI: no bus, engine or server. */
-export async function openDocumentsOnly(config: Config): Promise<{ documents: Documents; close(): Promise<void> }> {
+/**
+ * The system of record: documents and blobs, on MongoDB (with GridFS) when
+ * configured, else on the embedded file and data directory.
+ */
+async function openRecords(config: Config, embeddedDb: () => EmbeddedDb): Promise<{ documents: Documents; blobs: Blobs; close?: () => Promise<void> }> {
   if (config.mongo) {
     const { MongoClient } = await import('mongodb');
     const client = new MongoClient(config.mongo.url);
     await client.connect();
     const { createMongoDocuments } = await import('./adapters/documents/mongo.ts');
-    const documents = await createMongoDocuments(client, config.mongo.db);
-    return { documents, close: async () => { await client.close(); } };
+    const { createGridFsBlobs } = await import('./adapters/blobs/gridfs.ts');
+    return {
+      documents: await createMongoDocuments(client, config.mongo.db),
+      blobs: createGridFsBlobs(client.db(config.mongo.db)),
+      close: () => client.close(),
+    };
   }
-  const db = openEmbeddedDb(config.dataDir);
   const { createSqliteDocuments } = await import('./adapters/documents/sqlite.ts');
-  const documents = createSqliteDocuments(db);
-  return { documents, close: async () => { db.close(); } };
+  const { createDirectoryBlobs } = await import('./adapters/blobs/directory.ts');
+  return { documents: createSqliteDocuments(embeddedDb()), blobs: createDirectoryBlobs(path.join(config.dataDir, 'blobs')) };
+}
+
+/** Documents alone, for the admin CLI: no bus, engine or server. */
+export async function openDocumentsOnly(config: Config): Promise<{ documents: Documents; close(): Promise<void> }> {
+  let db: EmbeddedDb | null = null;
+  const records = await openRecords(config, () => (db ??= openEmbeddedDb(config.dataDir)));
+  return {
+    documents: records.documents,
+    async close() {
+      await records.close?.();
+      db?.close();
+    },
+  };
 }
