@@ -80,14 +80,7 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
   // Closed last-opened first; the embedded database file goes last.
   closers.unshift(() => documents.close(), () => bus.close(), () => analytics.close(), () => counters.close(), () => blobs.close(), () => engine.close());
 
-  const billing = createBillingService({
-    documents,
-    engines: config.engines,
-    globalMultiplier: config.billing.globalMultiplier,
-    aiRefineSurchargePerChar: config.billing.aiRefineSurchargePerChar,
-    timezoneOffsetMinutes: config.billing.timezoneOffsetMinutes,
-    metrics,
-  });
+  const billing = billingFor(config, documents, metrics);
   const catalog = createVoiceCatalog({ engines: config.engines, voices: config.voices, defaultVoiceId: config.defaultVoiceId, clones: documents.clones });
   const downloads = createDownloadLinks(config.urlSigningSecret, config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`);
 
@@ -105,6 +98,18 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
       }
     },
   };
+}
+
+/** The billing service as configured. */
+export function billingFor(config: Config, documents: Documents, metrics?: Metrics) {
+  return createBillingService({
+    documents,
+    engines: config.engines,
+    globalMultiplier: config.billing.globalMultiplier,
+    aiRefineSurchargePerChar: config.billing.aiRefineSurchargePerChar,
+    timezoneOffsetMinutes: config.billing.timezoneOffsetMinutes,
+    metrics,
+  });
 }
 
 /**

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
-import { openDocumentsOnly } from '../runtime.ts';
-import { createBillingService } from '../billing/service.ts';
+import { billingFor, openDocumentsOnly } from '../runtime.ts';
 import { createAdminService } from './service.ts';
 import { validate } from '../http/validate.ts';
 import { ApiError } from '../errors.ts';
@@ -42,10 +41,7 @@ async function run(argv: string[]): Promise<unknown> {
   }
   const config = loadConfig();
   const { documents, close } = await openDocumentsOnly(config);
-  const billing = createBillingService({
-    documents, engines: config.engines, globalMultiplier: config.billing.globalMultiplier,
-    aiRefineSurchargePerChar: config.billing.aiRefineSurchargePerChar, timezoneOffsetMinutes: config.billing.timezoneOffsetMinutes,
-  });
+  const billing = billingFor(config, documents);
   const admin = createAdminService({ documents, billing });
   const need = (value: string | undefined, flag: string) => {
     if (!value) throw new ApiError(400, `--${flag} is required for ${command}`);
