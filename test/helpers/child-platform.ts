@@ -44,7 +44,8 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
   });
   await started;
   // The URL line is printed right after the start log line.
-  for (let i = 0; i < 50 && url === null && env.ROLES?.includes('api') !== false && /api/.test(env.ROLES ?? 'api'); i++) {
+  const servesApi = (env.ROLES ?? 'api').includes('api');
+  for (let i = 0; i < 50 && url === null && servesApi; i++) {
     await new Promise((r) => setTimeout(r, 20));
   }
   return {
