@@ -1,5 +1,5 @@
 import { loadConfig, ConfigError } from '../config/load.ts';
-import { startPlatform } from './platform.ts';
+import { startPlatform } from './kernel/platform.ts';
 
 /** `npm start`: validates configuration, starts the configured roles, stops cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {

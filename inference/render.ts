@@ -11,13 +11,13 @@ import { EngineUnavailableError } from '../core/ports/engine.ts';
 import { isApiError } from '../core/errors.ts';
 import { PassThrough, Readable } from 'node:stream';
 import { once } from 'node:events';
-import { wavHeader } from './audio/wav.ts';
-import { EncoderUnavailableError } from './audio/ffmpeg.ts';
-import { isAbortError } from './engines/abort.ts';
+import { wavHeader } from '../core/speechkit/audio/wav.ts';
+import { EncoderUnavailableError } from '../core/speechkit/audio/ffmpeg.ts';
+import { isAbortError } from '../core/speechkit/abort.ts';
 import { VoiceConfigError } from './engines/piper-config.ts';
-import { ModerationRefusal } from './text/moderation.ts';
-import { prepareText } from './text/prepare.ts';
-import { refineForRequest } from './refine.ts';
+import { ModerationRefusal } from '../core/speechkit/text/moderation.ts';
+import { prepareText } from '../core/speechkit/text/prepare.ts';
+import { refineForRequest } from '../core/speechkit/text/refine.ts';
 
 /** Jobs are stored as 48 kHz WAV, the service's default rate (SPEC "What the service does"). */
 export const JOB_SAMPLE_RATE = 48000;

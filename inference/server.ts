@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { SpeechEngine } from '../core/ports/engine.ts';
 import { EngineUnavailableError } from '../core/ports/engine.ts';
-import { isAbortError } from './engines/abort.ts';
+import { isAbortError } from '../core/speechkit/abort.ts';
 import { HEALTH_PATH, SYNTHESIZE_PATH, parseWireRequest } from './engines/wire.ts';
 
 /** Resolves true when the request was one of ours and has been answered. */

@@ -4,11 +4,11 @@
  * resample to the requested rate and yield PCM as each chunk is ready.
  */
 import type { PcmChunk, SynthesisRequest } from '../../core/ports/engine.ts';
-import { CUE_TAGS, type CueTag } from '../text/cues.ts';
-import { splitChunks } from '../text/split.ts';
-import { silence } from '../audio/pcm.ts';
-import { LinearResampler } from '../audio/resample.ts';
-import { throwIfAborted } from './abort.ts';
+import { CUE_TAGS, type CueTag } from '../../core/speechkit/text/cues.ts';
+import { splitChunks } from '../../core/speechkit/text/split.ts';
+import { silence } from '../../core/speechkit/audio/pcm.ts';
+import { LinearResampler } from '../../core/speechkit/audio/resample.ts';
+import { throwIfAborted } from '../../core/speechkit/abort.ts';
 import { renderAhead } from './lookahead.ts';
 import type { RenderedPcm } from './espeak-process.ts';
 

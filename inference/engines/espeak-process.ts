@@ -4,8 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
-import { wavData } from '../audio/wav.ts';
-import { abortError } from './abort.ts';
+import { wavData } from '../../core/speechkit/audio/wav.ts';
+import { abortError } from '../../core/speechkit/abort.ts';
 
 /** Found on PATH (Debian installs it as /usr/bin/espeak-ng). */
 export const DEFAULT_ESPEAK_BINARY = 'espeak-ng';

@@ -5,8 +5,8 @@
  */
 import type { PcmChunk, SpeechEngine, SynthesisRequest, VoiceProfile } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
-import type { CueTag } from '../text/cues.ts';
-import { linkedController } from './abort.ts';
+import type { CueTag } from '../../core/speechkit/text/cues.ts';
+import { linkedController } from '../../core/speechkit/abort.ts';
 import { DEFAULT_CUE_PAUSE_MS, synthesizeChunks } from './chunked.ts';
 import { DEFAULT_ESPEAK_BINARY, renderEspeak, runEspeakRaw, type EspeakVoiceArgs } from './espeak-process.ts';
 

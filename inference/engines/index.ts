@@ -4,6 +4,6 @@ export { EspeakEngine, espeakVoiceArgs, type EspeakEngineOptions } from './espea
 export { OnnxEngine, type OnnxEngineOptions } from './onnx.ts';
 export { RouterEngine, type Backends } from './router.ts';
 export { RemoteEngine, type RemoteEngineOptions } from './remote.ts';
-export { AbortError, isAbortError } from './abort.ts';
+export { AbortError, isAbortError } from '../../core/speechkit/abort.ts';
 export { VoiceConfigError } from './piper-config.ts';
 export { SYNTHESIZE_PATH, HEALTH_PATH, type WireRequest } from './wire.ts';

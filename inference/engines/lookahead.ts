@@ -3,7 +3,7 @@
  * consumer: chunk n+1 is synthesised while chunk n is being sent, so the
  * listener hears no gap, yet memory stays bounded by the lookahead depth.
  */
-import { linkedController } from './abort.ts';
+import { linkedController } from '../../core/speechkit/abort.ts';
 
 export interface LookaheadOptions {
   /** renders allowed to run ahead of the one being consumed */

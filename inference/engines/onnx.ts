@@ -5,9 +5,9 @@
  */
 import type { PcmChunk, SpeechEngine, SynthesisRequest, VoiceProfile } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
-import type { CueTag } from '../text/cues.ts';
-import { floatToPcm16 } from '../audio/pcm.ts';
-import { linkedController, raceAbort, throwIfAborted } from './abort.ts';
+import type { CueTag } from '../../core/speechkit/text/cues.ts';
+import { floatToPcm16 } from '../../core/speechkit/audio/pcm.ts';
+import { linkedController, raceAbort, throwIfAborted } from '../../core/speechkit/abort.ts';
 import { DEFAULT_CUE_PAUSE_MS, synthesizeChunks } from './chunked.ts';
 import { DEFAULT_ESPEAK_BINARY, phonemizeEspeak, runEspeakRaw, type RenderedPcm } from './espeak-process.ts';
 import { joinClauses, phonemesToIds } from './phoneme-ids.ts';

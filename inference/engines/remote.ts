@@ -5,9 +5,9 @@
  */
 import type { PcmChunk, SpeechEngine, SynthesisRequest } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
-import { SampleAligner } from '../audio/pcm.ts';
-import { LinearResampler } from '../audio/resample.ts';
-import { abortError, linkedController } from './abort.ts';
+import { SampleAligner } from '../../core/speechkit/audio/pcm.ts';
+import { LinearResampler } from '../../core/speechkit/audio/resample.ts';
+import { abortError, linkedController } from '../../core/speechkit/abort.ts';
 import { validateRequest } from './chunked.ts';
 import { HEALTH_PATH, SAMPLE_RATE_HEADER, SYNTHESIZE_PATH, type WireRequest } from './wire.ts';
 

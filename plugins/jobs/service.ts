@@ -6,10 +6,10 @@ import type { RequestBilling } from '../../core/billing/service.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import { ApiError } from '../../core/errors.ts';
-import { enforceTestKeyWordCap } from '../../core/text-limits.ts';
-import { validateReadableText } from '../../core/text/validation.ts';
+import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
+import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { countCharacters } from '../../core/billing/pricing.ts';
-import { refineForRequest } from '../../inference/refine.ts';
+import { refineForRequest } from '../../core/speechkit/text/refine.ts';
 import type { SubmitJobBody } from './schemas.ts';
 import { jobView, JOB_LINK_TTL_SECONDS } from './view.ts';
 

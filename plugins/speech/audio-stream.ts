@@ -3,7 +3,7 @@
  * encoded stream (engine → encoder → socket with back-pressure), optionally
  * copied into storage as it goes, or the same audio as server-sent events.
  */
-import { encodeStream, type AudioFormat } from '../../inference/audio/index.ts';
+import { encodeStream, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 import type { ResponseSink } from './sink.ts';
 import type { RunEnd, SpeechRun } from './synthesis.ts';
 import type { SavedCopy } from './saved-copy.ts';

@@ -6,7 +6,7 @@
 import type { VoiceCatalog } from '../../core/catalog.ts';
 import { ApiError } from '../../core/errors.ts';
 import { RETIRED_ENGINES } from '../../config/engines.ts';
-import { DEFAULT_SAMPLE_RATE, FIXED_RATES, type AudioFormat } from '../../inference/audio/index.ts';
+import { DEFAULT_SAMPLE_RATE, FIXED_RATES, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
 /** Model names of the compatible API that mean "the default engine" (SPEC POST /audio/speech). */
 export const COMPAT_MODEL_NAMES = new Set(['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'service', 'vieneu']);

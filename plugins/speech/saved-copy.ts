@@ -11,7 +11,7 @@ import type { Blobs } from '../../core/ports/blobs.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
 import type { Charge } from '../../core/billing/service.ts';
 import type { Logger } from '../../core/logger.ts';
-import { CONTENT_TYPES, type AudioFormat } from '../../inference/audio/index.ts';
+import { CONTENT_TYPES, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
 const EXTENSIONS: Record<AudioFormat, string> = { mp3: 'mp3', opus: 'ogg', wav: 'wav', pcm: 'pcm', ulaw: 'ulaw' };
 

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { MAX_TEXT_CHARS, nativeSynthesisKeys, textField, type NativeSynthesisBody } from '../../core/http/synthesis-fields.ts';
-import { ALLOWED_SAMPLE_RATES, AUDIO_FORMATS, type AudioFormat } from '../../inference/audio/index.ts';
+import { ALLOWED_SAMPLE_RATES, AUDIO_FORMATS, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
 /** Rates the voice-agent platform asks for (SPEC POST /agent/speech). */
 export const AGENT_SAMPLE_RATES = [8000, 16000, 22050, 24000] as const;

@@ -5,7 +5,7 @@
  * separately: WAV frames are whole WAV files, MP3 and Opus frames whole
  * small files, PCM and mu-law frames raw samples.
  */
-import { encodeBuffer, encodeMulaw, wavFile, type AudioFormat } from '../../inference/audio/index.ts';
+import { encodeBuffer, encodeMulaw, wavFile, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
 export const LENGTH_BYTES = 4;
 /** The zero-length frame that marks a complete stream. */

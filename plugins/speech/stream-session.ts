@@ -3,7 +3,7 @@
  * them, heartbeats on WAV streams while nothing new has been synthesised,
  * and the zero-length terminator only when the audio is complete.
  */
-import type { AudioFormat } from '../../inference/audio/index.ts';
+import type { AudioFormat } from '../../core/speechkit/audio/index.ts';
 import type { ResponseSink } from './sink.ts';
 import type { RunEnd, SpeechRun } from './synthesis.ts';
 import { TERMINATOR, frameEncoder, gatherFrames, heartbeatFrame, lengthPrefix, minFrameSeconds } from './stream-frames.ts';

@@ -5,7 +5,7 @@
  * which is what billing and the outcome event need.
  */
 import type { PcmChunk, SpeechEngine, SynthesisRequest } from '../../core/ports/engine.ts';
-import { raceAbort } from '../../inference/engines/abort.ts';
+import { raceAbort } from '../../core/speechkit/abort.ts';
 
 /** How a run ended: only `complete` and `client_gone` keep the charge. */
 export type RunEnd = 'complete' | 'client_gone' | 'abandoned' | 'failed';

@@ -1,6 +1,6 @@
 import { definePlugin } from '../../core/plugin.ts';
-import { systemResolver } from '../../pipelines/webhooks/destination.ts';
-import { startWebhookDispatcher } from '../../pipelines/webhooks/index.ts';
+import { systemResolver } from '../../core/net/destination.ts';
+import { startWebhookDispatcher } from '../../pipelines/webhook-dispatcher/index.ts';
 import { registerWebhookRoutes } from './routes.ts';
 import { createWebhookService } from './service.ts';
 

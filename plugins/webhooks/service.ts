@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError, errors } from '../../core/errors.ts';
 import type { KeysStore } from '../../core/ports/documents.ts';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksStore } from '../../core/ports/webhooks.ts';
-import { checkDestination, DestinationError, type DestinationPolicy } from '../../pipelines/webhooks/destination.ts';
+import { checkDestination, DestinationError, type DestinationPolicy } from '../../core/net/destination.ts';
 import type { CreateWebhookBody } from './schemas.ts';
 
 /** Webhook management (SPEC: Webhook management), no Koa in it. Another account's endpoint is 404, never 403. */

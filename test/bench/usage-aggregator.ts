@@ -33,7 +33,7 @@ import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickho
 import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import type { Analytics, OutcomeEvent } from '../../core/ports/analytics.ts';
-import { startUsageAggregator } from '../../pipelines/usage-aggregator.ts';
+import { startUsageAggregator } from '../../pipelines/usage-aggregator/aggregator.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];

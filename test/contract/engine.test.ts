@@ -10,7 +10,7 @@ import type { PcmChunk, SpeechEngine, SynthesisRequest } from '../../core/ports/
 import { EspeakEngine } from '../../inference/engines/espeak.ts';
 import { RemoteEngine } from '../../inference/engines/remote.ts';
 import { createInferenceServer } from '../../inference/server.ts';
-import { rmsLevel } from '../../inference/audio/pcm.ts';
+import { rmsLevel } from '../../core/speechkit/audio/pcm.ts';
 
 /** Wraps an engine and records, per request, whether the engine's signal fired. */
 class SpyEngine implements SpeechEngine {

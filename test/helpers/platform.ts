@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../config/load.ts';
-import { startPlatform, type Platform } from '../../core/platform.ts';
+import { startPlatform, type Platform } from '../../core/kernel/platform.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 

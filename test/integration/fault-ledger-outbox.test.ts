@@ -5,7 +5,7 @@ import path from 'node:path';
 import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
 import { createBillingService } from '../../core/billing/service.ts';
-import { createAdminService } from '../../core/admin/service.ts';
+import { createAdminService } from '../../plugins/admin/service.ts';
 import { defaultEngines } from '../../config/engines.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import { startTestPlatform } from '../helpers/platform.ts';

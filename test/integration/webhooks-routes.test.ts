@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/load.ts';
-import { buildKoaApp } from '../../core/app.ts';
-import { createRuntime, type Runtime } from '../../core/runtime.ts';
+import { buildKoaApp } from '../../core/http/app.ts';
+import { createRuntime, type Runtime } from '../../core/kernel/runtime.ts';
 import { hashKey } from '../../core/http/auth.ts';
 import type { BackgroundWorker, CoreServices, PluginContext, RouteDefinition } from '../../core/plugin.ts';
 import type { WebhooksStore } from '../../core/ports/webhooks.ts';
 import webhooksPlugin from '../../plugins/webhooks/index.ts';
-import { fanOut } from '../../pipelines/webhooks/fanout.ts';
+import { fanOut } from '../../pipelines/webhook-dispatcher/fanout.ts';
 import { failedEvent } from '../helpers/webhook-harness.ts';
 
 /**

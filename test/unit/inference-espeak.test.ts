@@ -3,8 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { CATALOGUE } from '../../config/voices.ts';
 import { EngineUnavailableError, type PcmChunk, type SynthesisRequest } from '../../core/ports/engine.ts';
 import { EspeakEngine, espeakVoiceArgs } from '../../inference/engines/espeak.ts';
-import { rmsLevel } from '../../inference/audio/pcm.ts';
-import { prepareText } from '../../inference/text/prepare.ts';
+import { rmsLevel } from '../../core/speechkit/audio/pcm.ts';
+import { prepareText } from '../../core/speechkit/text/prepare.ts';
 
 const engine = new EspeakEngine();
 const voice = CATALOGUE[0];

@@ -9,7 +9,7 @@ import { RouterEngine } from '../../inference/engines/router.ts';
 import { EspeakEngine } from '../../inference/engines/espeak.ts';
 import { phonemesToIds, joinClauses } from '../../inference/engines/phoneme-ids.ts';
 import { locateVoiceFiles, parseVoiceConfig, VoiceConfigError } from '../../inference/engines/piper-config.ts';
-import { rmsLevel } from '../../inference/audio/pcm.ts';
+import { rmsLevel } from '../../core/speechkit/audio/pcm.ts';
 import { writeTinyVoice, tinyVoiceConfig } from '../helpers/make-tiny-onnx.ts';
 
 let root = '';

@@ -5,13 +5,13 @@ import type { JobRecord } from '../../core/ports/jobs.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
 import { EspeakEngine } from '../../inference/engines/espeak.ts';
-import { AbortError } from '../../inference/engines/abort.ts';
+import { AbortError } from '../../core/speechkit/abort.ts';
 import { classifyRenderError, renderJobToBlob, JOB_SAMPLE_RATE } from '../../inference/render.ts';
 import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseWavHeader } from '../../inference/audio/wav.ts';
+import { parseWavHeader } from '../../core/speechkit/audio/wav.ts';
 
 const engine = new EspeakEngine();
 const blobs = createDirectoryBlobs(mkdtempSync(path.join(tmpdir(), 'render-')));

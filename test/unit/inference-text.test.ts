@@ -1,10 +1,10 @@
 import test from 'ava';
-import { normalizeText, prepareText } from '../../inference/text/prepare.ts';
-import { readCardinal } from '../../inference/text/numbers.ts';
-import { splitChunks } from '../../inference/text/split.ts';
-import { segmentCues } from '../../inference/text/cues.ts';
-import { EmbeddedRefiner, ModerationRefusal } from '../../inference/text/refiner.ts';
-import { refineForRequest } from '../../inference/refine.ts';
+import { normalizeText, prepareText } from '../../core/speechkit/text/prepare.ts';
+import { readCardinal } from '../../core/speechkit/text/numbers.ts';
+import { splitChunks } from '../../core/speechkit/text/split.ts';
+import { segmentCues } from '../../core/speechkit/text/cues.ts';
+import { EmbeddedRefiner, ModerationRefusal } from '../../core/speechkit/text/refiner.ts';
+import { refineForRequest } from '../../core/speechkit/text/refine.ts';
 import { ApiError } from '../../core/errors.ts';
 
 type Case = [rule: string, input: string, expected: string];

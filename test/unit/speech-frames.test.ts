@@ -1,5 +1,5 @@
 import test from 'ava';
-import { parseWavHeader, wavData } from '../../inference/audio/index.ts';
+import { parseWavHeader, wavData } from '../../core/speechkit/audio/index.ts';
 import { TERMINATOR, frameEncoder, gatherFrames, heartbeatFrame, lengthPrefix, streamFormatName } from '../../plugins/speech/stream-frames.ts';
 import { DELTA_BYTES, deltaEvents, doneEvent, errorEvent } from '../../plugins/speech/sse.ts';
 import { FrameReader, isHeartbeat, parseFrameStream } from '../helpers/frames.ts';

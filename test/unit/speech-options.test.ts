@@ -5,7 +5,7 @@ import { validate } from '../../core/http/validate.ts';
 import type { ClonesStore } from '../../core/ports/documents.ts';
 import { defaultEngines } from '../../config/engines.ts';
 import { CATALOGUE, DEFAULT_VOICE_ID } from '../../config/voices.ts';
-import type { AudioFormat } from '../../inference/audio/index.ts';
+import type { AudioFormat } from '../../core/speechkit/audio/index.ts';
 import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from '../../plugins/speech/options.ts';
 import { agentSpeechBody, audioSpeechBody, ttsStreamBody } from '../../plugins/speech/schemas.ts';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { validateReadableText, nonLatinShare, unreadableReason, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/text/validation.ts';
+import { validateReadableText, nonLatinShare, unreadableReason, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
 import { ApiError } from '../../core/errors.ts';
 
 const ACCEPTED: Array<[string, string]> = [

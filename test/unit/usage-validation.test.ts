@@ -1,5 +1,5 @@
 import test from 'ava';
-import { outcomeProblem, jobCloseProblem } from '../../pipelines/usage-validation.ts';
+import { outcomeProblem, jobCloseProblem } from '../../pipelines/usage-aggregator/validation.ts';
 import type { OutcomeEvent } from '../../core/ports/analytics.ts';
 import { encodeRowBinary } from '../../core/adapters/analytics/clickhouse-rowbinary.ts';
 

@@ -2,9 +2,9 @@ import test from 'ava';
 import { isApiError } from '../../core/errors.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { WebhookError } from '../../core/ports/webhooks.ts';
-import { isAllowedAddress, parseIPv4, parseIPv6 } from '../../pipelines/webhooks/addresses.ts';
-import type { PostRequest, Transport } from '../../pipelines/webhooks/http-post.ts';
-import { fanOut } from '../../pipelines/webhooks/fanout.ts';
+import { isAllowedAddress, parseIPv4, parseIPv6 } from '../../core/net/addresses.ts';
+import type { PostRequest, Transport } from '../../pipelines/webhook-dispatcher/http-post.ts';
+import { fanOut } from '../../pipelines/webhook-dispatcher/fanout.ts';
 import { ACCOUNT, T0, createWebhookHarness, failedEvent, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
 /**

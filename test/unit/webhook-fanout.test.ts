@@ -1,9 +1,9 @@
 import test from 'ava';
 import { TOPICS } from '../../core/ports/bus.ts';
 import type { WebhookEndpoint } from '../../core/ports/webhooks.ts';
-import { buildWebhookBody } from '../../pipelines/webhooks/body.ts';
-import { deliveriesFor } from '../../pipelines/webhooks/fanout.ts';
-import { retryDelayMs } from '../../pipelines/webhooks/schedule.ts';
+import { buildWebhookBody } from '../../pipelines/webhook-dispatcher/body.ts';
+import { deliveriesFor } from '../../pipelines/webhook-dispatcher/fanout.ts';
+import { retryDelayMs } from '../../pipelines/webhook-dispatcher/schedule.ts';
 import { ACCOUNT, T0, completedEvent, createWebhookHarness, failedEvent } from '../helpers/webhook-harness.ts';
 
 /** Which endpoints an event goes to, and what is built for each attempt. */

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { createHmac } from 'node:crypto';
-import { liveSecrets, signatureHeader } from '../../pipelines/webhooks/signature.ts';
-import { verifyWebhookSignature } from '../../pipelines/webhooks/verify.ts';
+import { liveSecrets, signatureHeader } from '../../pipelines/webhook-dispatcher/signature.ts';
+import { verifyWebhookSignature } from '../../pipelines/webhook-dispatcher/verify.ts';
 
 /**
  * SPEC "Signature". Expected values are computed here with node:crypto from

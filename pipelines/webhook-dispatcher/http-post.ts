@@ -2,7 +2,7 @@ import https from 'node:https';
 import tls, { type TLSSocket } from 'node:tls';
 import { isIP } from 'node:net';
 import type { WebhookError } from '../../core/ports/webhooks.ts';
-import type { CheckedDestination } from './destination.ts';
+import type { CheckedDestination } from '../../core/net/destination.ts';
 
 /**
  * One HTTPS POST of a delivery, classified into SPEC's `lastError`

@@ -1,21 +1,21 @@
 import path from 'node:path';
-import type { Config } from '../config/load.ts';
-import type { CoreServices } from './plugin.ts';
-import type { Documents } from './ports/documents.ts';
-import type { Bus } from './ports/bus.ts';
-import type { Counters } from './ports/counters.ts';
-import type { Blobs } from './ports/blobs.ts';
-import type { Analytics } from './ports/analytics.ts';
-import type { SpeechEngine } from './ports/engine.ts';
-import { openEmbeddedDb, type EmbeddedDb } from './adapters/embedded-db.ts';
-import { createLogger } from './logger.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
-import { createBillingService } from './billing/service.ts';
-import { createVoiceCatalog } from './catalog.ts';
-import { createDownloadLinks } from './downloads.ts';
-import { createKeyAuthenticator } from './http/auth.ts';
-import { instrumentBus } from './bus-metrics.ts';
-import { createEngine } from '../inference/engines/factory.ts';
+import type { Config } from '../../config/load.ts';
+import type { CoreServices } from '../plugin.ts';
+import type { Documents } from '../ports/documents.ts';
+import type { Bus } from '../ports/bus.ts';
+import type { Counters } from '../ports/counters.ts';
+import type { Blobs } from '../ports/blobs.ts';
+import type { Analytics } from '../ports/analytics.ts';
+import type { SpeechEngine } from '../ports/engine.ts';
+import { openEmbeddedDb, type EmbeddedDb } from '../adapters/embedded-db.ts';
+import { createLogger } from '../logger.ts';
+import { createMetrics, type Metrics } from '../metrics.ts';
+import { createBillingService } from '../billing/service.ts';
+import { createVoiceCatalog } from '../catalog.ts';
+import { createDownloadLinks } from '../downloads.ts';
+import { createKeyAuthenticator } from '../http/auth.ts';
+import { instrumentBus } from '../bus-metrics.ts';
+import { createEngine } from '../../inference/engines/factory.ts';
 
 /**
  * Builds every port from configuration: the production adapter when its
@@ -48,19 +48,19 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
 
   let bus: Bus;
   if (config.kafka) {
-    const { createKafkaBus } = await import('./adapters/bus/kafka.ts');
+    const { createKafkaBus } = await import('../adapters/bus/kafka.ts');
     bus = instrumentBus(await createKafkaBus(config.kafka), metrics);
   } else {
-    const { createLocalBus } = await import('./adapters/bus/local.ts');
+    const { createLocalBus } = await import('../adapters/bus/local.ts');
     bus = instrumentBus(createLocalBus(embeddedDb()), metrics);
   }
 
   let analytics: Analytics;
   if (config.clickhouse) {
-    const { createClickHouseAnalytics } = await import('./adapters/analytics/clickhouse.ts');
+    const { createClickHouseAnalytics } = await import('../adapters/analytics/clickhouse.ts');
     analytics = await createClickHouseAnalytics(config.clickhouse);
   } else {
-    const { createSqliteAnalytics } = await import('./adapters/analytics/sqlite.ts');
+    const { createSqliteAnalytics } = await import('../adapters/analytics/sqlite.ts');
     analytics = createSqliteAnalytics(embeddedDb());
   }
 
@@ -68,10 +68,10 @@ export async function createRuntime(config: Config, options: { metrics?: Metrics
   if (config.redisUrl) {
     const { Redis } = await import('ioredis');
     const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    const { createRedisCounters } = await import('./adapters/counters/redis.ts');
+    const { createRedisCounters } = await import('../adapters/counters/redis.ts');
     counters = createRedisCounters(redis);
   } else {
-    const { createMemoryCounters } = await import('./adapters/counters/memory.ts');
+    const { createMemoryCounters } = await import('../adapters/counters/memory.ts');
     counters = createMemoryCounters();
   }
 
@@ -121,16 +121,16 @@ async function openRecords(config: Config, embeddedDb: () => EmbeddedDb): Promis
     const { MongoClient } = await import('mongodb');
     const client = new MongoClient(config.mongo.url);
     await client.connect();
-    const { createMongoDocuments } = await import('./adapters/documents/mongo.ts');
-    const { createGridFsBlobs } = await import('./adapters/blobs/gridfs.ts');
+    const { createMongoDocuments } = await import('../adapters/documents/mongo.ts');
+    const { createGridFsBlobs } = await import('../adapters/blobs/gridfs.ts');
     return {
       documents: await createMongoDocuments(client, config.mongo.db),
       blobs: createGridFsBlobs(client.db(config.mongo.db)),
       close: () => client.close(),
     };
   }
-  const { createSqliteDocuments } = await import('./adapters/documents/sqlite.ts');
-  const { createDirectoryBlobs } = await import('./adapters/blobs/directory.ts');
+  const { createSqliteDocuments } = await import('../adapters/documents/sqlite.ts');
+  const { createDirectoryBlobs } = await import('../adapters/blobs/directory.ts');
   return { documents: createSqliteDocuments(embeddedDb()), blobs: createDirectoryBlobs(path.join(config.dataDir, 'blobs')) };
 }
 

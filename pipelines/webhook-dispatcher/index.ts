@@ -7,7 +7,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import type { WebhooksStore } from '../../core/ports/webhooks.ts';
 import { attemptDelivery } from './attempt.ts';
-import { systemResolver, type Resolver } from './destination.ts';
+import { systemResolver, type Resolver } from '../../core/net/destination.ts';
 import { startFanOut } from './fanout.ts';
 import { createHttpsTransport, type Transport } from './http-post.ts';
 import { systemClock, type Clock } from './schedule.ts';

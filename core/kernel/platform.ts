@@ -1,17 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../config/load.ts';
+import type { Config } from '../../config/load.ts';
 import { createRuntime } from './runtime.ts';
 import { importPlugins, setupPlugins } from './loader.ts';
-import { buildKoaApp } from './app.ts';
-import { adminRouter } from './admin/routes.ts';
-import { startOutboxRelay } from './billing/outbox-relay.ts';
-import { startLedgerWriter } from '../pipelines/ledger-writer.ts';
-import { startUsageAggregator } from '../pipelines/usage-aggregator.ts';
-import { startInferenceWorker } from '../inference/worker.ts';
-import { startInferenceEndpoint } from '../inference/endpoint.ts';
-import type { BackgroundWorker, CoreServices } from './plugin.ts';
-import type { Metrics } from './metrics.ts';
+import { buildKoaApp } from '../http/app.ts';
+import { adminRouter } from '../../plugins/admin/routes.ts';
+import { startOutboxRelay } from '../billing/outbox-relay.ts';
+import { startLedgerWriter } from '../../pipelines/ledger-writer/writer.ts';
+import { startUsageAggregator } from '../../pipelines/usage-aggregator/aggregator.ts';
+import { startInferenceWorker } from '../../inference/worker.ts';
+import { startInferenceEndpoint } from '../../inference/endpoint.ts';
+import type { BackgroundWorker, CoreServices } from '../plugin.ts';
+import type { Metrics } from '../metrics.ts';
 
 export interface Platform {
   services: CoreServices;

@@ -2,11 +2,11 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import compose from 'koa-compose';
 import { randomUUID } from 'node:crypto';
-import type { CoreServices, RouteDefinition } from './plugin.ts';
-import { routePipeline } from './http/route-pipeline.ts';
-import { sendError, toApiError } from './http/envelopes.ts';
-import { ApiError } from './errors.ts';
-import { coreRoutes } from './http/core-routes.ts';
+import type { CoreServices, RouteDefinition } from '../plugin.ts';
+import { routePipeline } from './route-pipeline.ts';
+import { sendError, toApiError } from './envelopes.ts';
+import { ApiError } from '../errors.ts';
+import { coreRoutes } from './core-routes.ts';
 
 export const API_PREFIX = '/api/v1';
 

@@ -3,7 +3,7 @@ import type { Blobs } from '../../core/ports/blobs.ts';
 import type { DownloadLinks } from '../../core/downloads.ts';
 import type { AttemptRecord, WebhookDelivery, WebhookError, WebhooksStore } from '../../core/ports/webhooks.ts';
 import { AUDIO_URL_TTL_SECONDS, buildWebhookBody, type AudioLink } from './body.ts';
-import { checkDestination, DestinationError, type DestinationPolicy } from './destination.ts';
+import { checkDestination, DestinationError, type DestinationPolicy } from '../../core/net/destination.ts';
 import type { Transport } from './http-post.ts';
 import { MAX_ATTEMPTS, retryDelayMs, type Clock } from './schedule.ts';
 import { liveSecrets, signatureHeader } from './signature.ts';

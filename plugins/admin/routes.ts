@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { timingSafeEqual } from 'node:crypto';
-import type { CoreServices } from '../plugin.ts';
-import { ApiError } from '../errors.ts';
-import { validate } from '../http/validate.ts';
+import type { CoreServices } from '../../core/plugin.ts';
+import { ApiError } from '../../core/errors.ts';
+import { validate } from '../../core/http/validate.ts';
 import { createAdminService } from './service.ts';
 import { accountBody, bootstrapBody, cloneBody, grantBody, grantStatusBody, keyBody } from './schemas.ts';
 

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
-import { billingFor, openDocumentsOnly } from '../runtime.ts';
+import { billingFor, openDocumentsOnly } from '../../core/kernel/runtime.ts';
 import { createAdminService } from './service.ts';
-import { validate } from '../http/validate.ts';
-import { ApiError } from '../errors.ts';
+import { validate } from '../../core/http/validate.ts';
+import { ApiError } from '../../core/errors.ts';
 import { bootstrapBody, grantBody, keyBody, cloneBody } from './schemas.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options]   (prints JSON)

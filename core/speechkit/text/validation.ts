@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 
 /**
  * SPEC "Text validations": run on POST /tts, /dialogue and /srt only.

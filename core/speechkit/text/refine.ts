@@ -3,9 +3,9 @@
  * moderation refusal already turned into the API's 422 so no plugin has to
  * know the ModerationRefusal type.
  */
-import { ApiError } from '../core/errors.ts';
-import { ModerationList, ModerationRefusal } from './text/moderation.ts';
-import { refineText, type RefinedText } from './text/refiner.ts';
+import { ApiError } from '../../errors.ts';
+import { ModerationList, ModerationRefusal } from './moderation.ts';
+import { refineText, type RefinedText } from './refiner.ts';
 
 export const MODERATION_MESSAGE = 'The text was refused by content moderation.';
 

@@ -1,9 +1,9 @@
-import type { Bus, Subscription } from '../core/ports/bus.ts';
-import { TOPICS } from '../core/ports/bus.ts';
-import type { Analytics, JobCloseEvent, OutcomeEvent } from '../core/ports/analytics.ts';
-import type { JobEvent } from '../core/ports/job-events.ts';
-import type { BusMessage } from '../core/ports/bus.ts';
-import { jobCloseProblem, outcomeProblem } from './usage-validation.ts';
+import type { Bus, Subscription } from '../../core/ports/bus.ts';
+import { TOPICS } from '../../core/ports/bus.ts';
+import type { Analytics, JobCloseEvent, OutcomeEvent } from '../../core/ports/analytics.ts';
+import type { JobEvent } from '../../core/ports/job-events.ts';
+import type { BusMessage } from '../../core/ports/bus.ts';
+import { jobCloseProblem, outcomeProblem } from './validation.ts';
 
 /** A finished job closes its `queued` usage row as ok or error. */
 export function jobCloseOf(event: JobEvent): JobCloseEvent {

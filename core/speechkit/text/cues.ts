@@ -4,7 +4,7 @@
  * is never read aloud.
  */
 
-import { CUE_TAG_NAMES } from '../../config/emotions.ts';
+import { CUE_TAG_NAMES } from '../../../config/emotions.ts';
 
 /** The tag names the engine renders (without brackets); the catalogue owns the list. */
 export const CUE_TAGS = CUE_TAG_NAMES;

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Documents, Grant, KeyKind, ApiKeyRecord, ClonedVoice } from '../ports/documents.ts';
-import type { BillingService, BalanceView } from '../billing/service.ts';
-import { ApiError } from '../errors.ts';
-import { hashKey } from '../http/auth.ts';
-import { isExpired } from '../billing/assessment.ts';
+import type { Documents, Grant, KeyKind, ApiKeyRecord, ClonedVoice } from '../../core/ports/documents.ts';
+import type { BillingService, BalanceView } from '../../core/billing/service.ts';
+import { ApiError } from '../../core/errors.ts';
+import { hashKey } from '../../core/http/auth.ts';
+import { isExpired } from '../../core/billing/assessment.ts';
 
 /**
  * Account administration (the web application is out of scope): accounts,

@@ -1,4 +1,4 @@
-import type { BackgroundWorker, CoreServices, PluginManifest, RouteDefinition } from './plugin.ts';
+import type { BackgroundWorker, CoreServices, PluginManifest, RouteDefinition } from '../plugin.ts';
 
 export interface LoadedPlugins {
   plugins: PluginManifest[];
@@ -12,7 +12,7 @@ export async function importPlugins(names: string[]): Promise<PluginManifest[]> 
   for (const name of names) {
     let mod: { default?: PluginManifest };
     try {
-      mod = await import(new URL(`../plugins/${name}/index.ts`, import.meta.url).href);
+      mod = await import(new URL(`../../plugins/${name}/index.ts`, import.meta.url).href);
     } catch (err) {
       throw new Error(`PLUGINS names "${name}", but plugins/${name}/index.ts could not be loaded: ${(err as Error).message}`);
     }

@@ -1,5 +1,5 @@
-import { ApiError } from './errors.ts';
-import type { AuthContext } from './http/auth.ts';
+import { ApiError } from '../../errors.ts';
+import type { AuthContext } from '../../http/auth.ts';
 
 /** SPEC: a test key (`vn_test_`) caps each request at 100 whitespace-separated words. */
 export const TEST_KEY_MAX_WORDS = 100;

@@ -1,4 +1,4 @@
-import type { JobCloseEvent, OutcomeEvent } from '../core/ports/analytics.ts';
+import type { JobCloseEvent, OutcomeEvent } from '../../core/ports/analytics.ts';
 
 /**
  * Checks an event before it joins a batch. The analytics store refuses a

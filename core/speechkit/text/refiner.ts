@@ -4,7 +4,7 @@
  * model can take the embedded rules' place (SPEC: "one extra round trip");
  * callers run it before prepareText, on the raw request text.
  */
-import type { Config } from '../../config/load.ts';
+import type { Config } from '../../../config/load.ts';
 import { readFormulas } from './formulas.ts';
 import { ModerationList } from './moderation.ts';
 import { respellTokens } from './spelling.ts';

@@ -1,6 +1,6 @@
-import type { Bus, Subscription } from '../core/ports/bus.ts';
-import { TOPICS } from '../core/ports/bus.ts';
-import type { Documents, LedgerEntry } from '../core/ports/documents.ts';
+import type { Bus, Subscription } from '../../core/ports/bus.ts';
+import { TOPICS } from '../../core/ports/bus.ts';
+import type { Documents, LedgerEntry } from '../../core/ports/documents.ts';
 
 /** Writes every charge and refund to the billing ledger, idempotent on the entry id. */
 export async function startLedgerWriter(deps: { bus: Bus; documents: Documents }): Promise<Subscription> {
