@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { envSchema } from './schema.ts';
-import { CATALOGUE, DEFAULT_VOICE_ID } from './voices.ts';
+import { CATALOGUE, DEFAULT_VOICE_ID, type VoiceProfile } from './voices.ts';
 import { defaultEngines, type EngineInfo } from './engines.ts';
-import type { VoiceProfile } from '../core/ports/engine.ts';
 
 export type Role = 'api' | 'pipelines' | 'inference';
 
@@ -15,7 +14,18 @@ export interface Config {
   publicBaseUrl: string | null;
   dataDir: string;
   roles: Role[];
+  /** route plugins: folder names under plugins/ */
   plugins: string[];
+  /** background modules: folders `inference` and `pipelines/<name>` */
+  modules: string[];
+  /** probes and metrics listener of every role (0: any free port) */
+  opsPort: number;
+  /** when set, the API port also serves /metrics to `Authorization: Bearer <token>` */
+  metricsToken: string | null;
+  /** SIGTERM to exit: in-flight work settles within this */
+  shutdownTimeoutSeconds: number;
+  /** every setting as read (environment over CONFIG_FILE), for plugins' own config sections */
+  source: Record<string, unknown>;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   kafka: { brokers: string[]; clientId: string; partitions: number } | null;
   mongo: { url: string; db: string } | null;
@@ -24,7 +34,6 @@ export interface Config {
   inferenceUrl: string | null;
   /** the inference role serves the internal streaming endpoint on this port when set */
   inferencePort: number | null;
-  adminToken: string | null;
   urlSigningSecret: string;
   cloneUrl: string;
   billing: {
@@ -101,6 +110,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     dataDir: path.resolve(v.DATA_DIR),
     roles: csv(v.ROLES) as Role[],
     plugins: csv(v.PLUGINS),
+    modules: csv(v.MODULES),
+    opsPort: v.OPS_PORT,
+    metricsToken: v.METRICS_TOKEN ?? null,
+    shutdownTimeoutSeconds: v.SHUTDOWN_TIMEOUT_SECONDS,
+    source: merged,
     logLevel: v.LOG_LEVEL,
     kafka: v.KAFKA_BROKERS ? { brokers: csv(v.KAFKA_BROKERS), clientId: v.KAFKA_CLIENT_ID, partitions: v.KAFKA_PARTITIONS } : null,
     mongo: v.MONGODB_URL ? { url: v.MONGODB_URL, db: v.MONGODB_DB } : null,
@@ -110,7 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     redisUrl: v.REDIS_URL ?? null,
     inferenceUrl: v.INFERENCE_URL ?? null,
     inferencePort: v.INFERENCE_PORT ?? null,
-    adminToken: v.ADMIN_TOKEN ?? null,
     // A random secret is fine for one embedded process; a fleet must share one.
     urlSigningSecret: v.URL_SIGNING_SECRET ?? randomBytes(24).toString('hex'),
     cloneUrl: v.CLONE_URL,

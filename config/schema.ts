@@ -14,7 +14,16 @@ export const envSchema = Joi.object({
     .pattern(/^(api|pipelines|inference)(,(api|pipelines|inference))*$/)
     .default('api,pipelines,inference')
     .messages({ 'string.pattern.base': '"ROLES" must be a comma-separated list of api, pipelines, inference' }),
-  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,usage,webhooks'),
+  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,usage,webhooks,admin')
+    .messages({ 'string.pattern.base': '"PLUGINS" must be a comma-separated list of plugin folder names (lowercase letters, digits, dashes)' }),
+  MODULES: Joi.string()
+    .pattern(/^(inference|pipelines\/[a-z0-9-]+)(,(inference|pipelines\/[a-z0-9-]+))*$/)
+    .allow('')
+    .default('inference,pipelines/ledger-writer,pipelines/usage-aggregator,pipelines/webhook-dispatcher')
+    .messages({ 'string.pattern.base': '"MODULES" must be a comma-separated list of module folders: inference, pipelines/<name>' }),
+  OPS_PORT: Joi.number().integer().min(0).max(65535).default(9464),
+  METRICS_TOKEN: Joi.string().min(16),
+  SHUTDOWN_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(25),
   LOG_LEVEL: Joi.string().valid('debug', 'info', 'warn', 'error', 'silent').default('info'),
 
   KAFKA_BROKERS: Joi.string(),
@@ -30,7 +39,6 @@ export const envSchema = Joi.object({
   INFERENCE_PORT: Joi.number().integer().min(0).max(65535),
   INFERENCE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
 
-  ADMIN_TOKEN: Joi.string().min(16),
   URL_SIGNING_SECRET: Joi.string().min(16),
   CLONE_URL: Joi.string().uri().default('https://studio.vieneu.vn/voices/clone'),
 

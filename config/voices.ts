@@ -1,4 +1,21 @@
-import type { VoiceProfile } from '../core/ports/engine.ts';
+
+/** A catalogue voice and how the engine renders it. */
+export interface VoiceProfile {
+  /** catalogue id, e.g. `vi-north-female-mai` */
+  id: string;
+  name: string;
+  description: string | null;
+  gender: 'female' | 'male' | null;
+  region: 'north' | 'central' | 'south' | null;
+  engine: string;
+  kind: 'catalog' | 'cloned';
+  /** engine-specific rendering parameters (espeak voice, pitch; onnx model dir, speaker id) */
+  render: VoiceRender;
+}
+
+export type VoiceRender =
+  | { backend: 'espeak'; espeakVoice: string; variant?: string; pitch?: number; wordsPerMinute?: number }
+  | { backend: 'onnx'; modelDir: string; speakerId?: number };
 
 /**
  * The catalogue served by the embedded espeak-ng engine: Northern, Central

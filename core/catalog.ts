@@ -2,7 +2,7 @@ import type { VoiceProfile } from './ports/engine.ts';
 import type { ClonesStore } from './ports/documents.ts';
 import type { EngineInfo } from '../config/engines.ts';
 import { RETIRED_ENGINES } from '../config/engines.ts';
-import { ApiError, RETIRED_ENGINE_MESSAGE } from './errors.ts';
+import { DomainError, RETIRED_ENGINE_MESSAGE } from './errors.ts';
 
 /** A voice as `GET /voices` shows it. */
 export interface PublicVoice {
@@ -36,8 +36,8 @@ export interface VoiceCatalog {
   publicView(voice: VoiceProfile): PublicVoice;
 }
 
-export function retiredEngineError(param: string): ApiError {
-  return new ApiError(400, RETIRED_ENGINE_MESSAGE, { code: 'ENGINE_RETIRED', param });
+export function retiredEngineError(param: string): DomainError {
+  return new DomainError('invalid', RETIRED_ENGINE_MESSAGE, { code: 'ENGINE_RETIRED', param });
 }
 
 export function createVoiceCatalog(deps: { engines: EngineInfo[]; voices: VoiceProfile[]; defaultVoiceId: string; clones: ClonesStore }): VoiceCatalog {
@@ -53,29 +53,29 @@ export function createVoiceCatalog(deps: { engines: EngineInfo[]; voices: VoiceP
     if (value === undefined || value === null || value === '') return defaultEngine;
     if (RETIRED_ENGINES.has(value)) throw retiredEngineError(param);
     if (!deps.engines.some((e) => e.key === value)) {
-      throw new ApiError(400, `Unknown engine "${value}". Available engines: ${deps.engines.map((e) => e.key).join(', ')}.`, { code: 'UNKNOWN_ENGINE', param });
+      throw new DomainError('invalid', `Unknown engine "${value}". Available engines: ${deps.engines.map((e) => e.key).join(', ')}.`, { code: 'UNKNOWN_ENGINE', param });
     }
     return value;
   }
 
   async function resolveClone(id: string, input: ResolveVoiceInput): Promise<VoiceProfile> {
     if (!input.allowClones) {
-      throw new ApiError(400, `Cloned voices cannot be used on this route; use POST /tts or POST /tts/stream for "${id}".`, { param: input.param });
+      throw new DomainError('invalid', `Cloned voices cannot be used on this route; use POST /tts or POST /tts/stream for "${id}".`, { param: input.param });
     }
     const clone = await deps.clones.get(id);
     if (!clone || clone.accountId !== input.accountId) {
-      throw new ApiError(400, `Voice "${id}" was not found among your voices.`, { param: input.param, code: 'VOICE_NOT_FOUND' });
+      throw new DomainError('invalid', `Voice "${id}" was not found among your voices.`, { param: input.param, code: 'VOICE_NOT_FOUND' });
     }
     if (RETIRED_ENGINES.has(clone.engine)) {
-      throw new ApiError(400, `Voice "${id}" was enrolled on engine ${clone.engine}, which was retired on 2026-09-24; it cannot be rendered. Re-create the clone in the web studio.`, {
+      throw new DomainError('invalid', `Voice "${id}" was enrolled on engine ${clone.engine}, which was retired on 2026-09-24; it cannot be rendered. Re-create the clone in the web studio.`, {
         code: 'CLONE_ENGINE_RETIRED', param: input.param, extra: { engine: clone.engine },
       });
     }
     if (!clone.referenceAvailable) {
-      throw new ApiError(400, `Voice "${id}" is no longer available: its reference recording was removed.`, { param: input.param, code: 'CLONE_UNAVAILABLE' });
+      throw new DomainError('invalid', `Voice "${id}" is no longer available: its reference recording was removed.`, { param: input.param, code: 'CLONE_UNAVAILABLE' });
     }
     if (clone.engine !== input.engine) {
-      throw new ApiError(400, `Voice "${id}" belongs to engine ${clone.engine}, not ${input.engine}.`, { param: input.param, code: 'VOICE_ENGINE_MISMATCH' });
+      throw new DomainError('invalid', `Voice "${id}" belongs to engine ${clone.engine}, not ${input.engine}.`, { param: input.param, code: 'VOICE_ENGINE_MISMATCH' });
     }
     const base = byId.get(clone.baseVoiceId) ?? byId.get(deps.defaultVoiceId)!;
     return { ...base, id: clone.id, name: clone.name, description: null, kind: 'cloned' };
@@ -102,16 +102,16 @@ export function createVoiceCatalog(deps: { engines: EngineInfo[]; voices: VoiceP
         const def = byId.get(deps.defaultVoiceId);
         if (def && def.engine === input.engine) return def;
         const first = deps.voices.find((v) => v.engine === input.engine);
-        if (!first) throw new ApiError(503, `No voice is served for engine ${input.engine}.`);
+        if (!first) throw new DomainError('unavailable', `No voice is served for engine ${input.engine}.`);
         return first;
       }
       if (wanted.startsWith('clone_')) return resolveClone(wanted, input);
       const voice = byId.get(wanted) ?? byName.get(wanted.normalize('NFC').toLowerCase());
       if (!voice) {
-        throw new ApiError(400, `Unknown voice "${wanted}". List voices with GET /voices?engine=${input.engine}.`, { param: input.param, code: 'VOICE_NOT_FOUND' });
+        throw new DomainError('invalid', `Unknown voice "${wanted}". List voices with GET /voices?engine=${input.engine}.`, { param: input.param, code: 'VOICE_NOT_FOUND' });
       }
       if (voice.engine !== input.engine) {
-        throw new ApiError(400, `Voice "${wanted}" belongs to engine ${voice.engine}, not ${input.engine}.`, { param: input.param, code: 'VOICE_ENGINE_MISMATCH' });
+        throw new DomainError('invalid', `Voice "${wanted}" belongs to engine ${voice.engine}, not ${input.engine}.`, { param: input.param, code: 'VOICE_ENGINE_MISMATCH' });
       }
       return voice;
     },

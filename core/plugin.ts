@@ -1,45 +1,30 @@
 import type Koa from 'koa';
-import type { Config, Role } from '../config/load.ts';
-import type { Documents } from './ports/documents.ts';
-import type { Bus } from './ports/bus.ts';
-import type { Counters } from './ports/counters.ts';
-import type { Blobs } from './ports/blobs.ts';
-import type { Analytics } from './ports/analytics.ts';
-import type { SpeechEngine } from './ports/engine.ts';
-import type { Logger } from './logger.ts';
-import type { Metrics } from './metrics.ts';
-import type { BillingService, RequestBilling } from './billing/service.ts';
-import type { VoiceCatalog } from './catalog.ts';
-import type { DownloadLinks } from './downloads.ts';
-import type { AuthContext, KeyAuthenticator } from './http/auth.ts';
+import type Joi from 'joi';
+import type { Role } from '../config/load.ts';
+import type { AuthContext } from './http/auth.ts';
 import type { OutcomeAnnotation } from './http/outcome.ts';
+import type { RequestBilling } from './billing/service.ts';
+import type { ServiceFactory, ServiceRef } from './services.ts';
 
 /**
- * The plugin contract. A plugin is a folder under plugins/ whose index.ts
- * default-exports `definePlugin({...})`. The loader hands `setup` a typed
- * context of core services (Backstage style); everything a plugin adds stays
- * inside what it registers (Fastify style); core runs the request phases
- * around every route (auth, rate limit, envelope, outcome log phase: Kong
- * style), so a plugin only annotates the request.
+ * The plugin contract, version 2. A feature is a folder whose index.ts
+ * default-exports `definePlugin({...})`: route plugins under plugins/, and
+ * background modules under pipelines/ and inference/ (same contract).
+ *
+ * - Backstage: a plugin names the services it uses as typed refs (`deps`)
+ *   and receives exactly those, already built; it may supply services of its
+ *   own (`provides`) for the others.
+ * - Fastify: it declares the plugins it depends on (`dependsOn`) and the core
+ *   API major version it was written for (`coreApi`); start-up refuses a
+ *   missing dependency or a mismatched version by name. What it registers
+ *   stays its own: a path claimed twice stops start-up.
+ * - Kong: core runs the request phases around every route (request id, auth,
+ *   rate limit, body parsing and validation, the route's own error envelope,
+ *   the outcome log phase after the response ends). A plugin only annotates.
  */
 
-/** Services every plugin may use. Plugins never import each other. */
-export interface CoreServices {
-  config: Config;
-  logger: Logger;
-  metrics: Metrics;
-  documents: Documents;
-  bus: Bus;
-  counters: Counters;
-  blobs: Blobs;
-  analytics: Analytics;
-  engine: SpeechEngine;
-  billing: BillingService;
-  catalog: VoiceCatalog;
-  downloads: DownloadLinks;
-  /** API key verification (cached); plugins rarely need it directly */
-  keys: KeyAuthenticator;
-}
+/** Major version of the contract below; a plugin states the one it was written for. */
+export const CORE_API_VERSION = 2;
 
 /** What a route handler finds on `ctx.state`. */
 export interface RequestState {
@@ -52,15 +37,38 @@ export interface RequestState {
   outcome: OutcomeAnnotation;
   /** request-scoped billing: charges and refunds recorded on the outcome automatically */
   billing: RequestBilling;
+  /**
+   * Fires when the process must stop serving this request (shutdown deadline
+   * reached): long responses end early and settle their money (refund).
+   */
+  stopping: AbortSignal;
 }
 
 export type RouteContext = Koa.ParameterizedContext<RequestState> & { params: Record<string, string> };
-export type RouteHandler = (ctx: RouteContext) => Promise<void>;
+
+/** Validated input: the values of the route's `request` schemas (defaults applied). */
+export interface RouteInput<B, Q> {
+  body: B;
+  query: Q;
+  params: Record<string, string>;
+}
+
+export type RouteHandler<B = any, Q = any> = (ctx: RouteContext, input: RouteInput<B, Q>) => Promise<void>;
 
 /** Rate-limit classes of SPEC "Limits". `null` = not throttled. */
 export type RateClass = 'speech' | 'dialogue' | 'media' | null;
 
-export interface RouteDefinition {
+/** One documented response of a route (for the API reference). */
+export interface ResponseDoc {
+  description: string;
+  /** JSON body schema; omit for binary or empty bodies */
+  schema?: Joi.Schema;
+  /** content type when not JSON (e.g. `audio/mpeg`) */
+  contentType?: string | string[];
+  headers?: Record<string, string>;
+}
+
+export interface RouteDefinition<B = any, Q = any> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** relative to /api/v1, Koa router syntax (`/tts/:jobId`) */
   path: string;
@@ -71,7 +79,7 @@ export interface RouteDefinition {
   rateClass?: RateClass;
   /** extra per-operation limit (requests per minute per key), e.g. webhook management */
   perMinute?: number;
-  /** logical route name for usage and metrics (`tts`, `audio_speech`, ...); billable routes publish outcomes */
+  /** logical route name for usage and metrics (`tts`, `audio_speech`, ...) */
   name: string;
   /** publish an outcome event for this route (billable and usage-tracked routes) */
   tracked?: boolean;
@@ -81,33 +89,78 @@ export interface RouteDefinition {
   body?: 'json' | 'multipart' | 'none';
   /** max body size for json bodies (default 1mb) */
   jsonLimit?: string;
-  handler: RouteHandler;
+  /** validated by core before the handler (400 VALIDATION_FAILED, one message per field) */
+  request?: { body?: Joi.Schema<B>; query?: Joi.Schema<Q>; params?: Joi.ObjectSchema };
+  /** for the API reference */
+  summary?: string;
+  responses?: Record<number, ResponseDoc>;
+  handler: RouteHandler<B, Q>;
+}
+
+/** A router outside /api/v1 (admin API, OAuth, MCP, console), mounted on the API listener. */
+export interface MountDefinition {
+  /** path prefix it owns, e.g. `/admin/v1` */
+  prefix: string;
+  middleware: Koa.Middleware;
 }
 
 export interface BackgroundWorker {
   name: string;
   /** which process role runs it */
   role: Role;
-  /** starts the worker; resolves with a stop function that drains it */
+  /** starts the worker; resolves with a stop function that drains it (stop intake, finish or hand back in-flight work) */
   start(): Promise<() => Promise<void>>;
 }
 
-export interface PluginContext extends CoreServices {
+/** A readiness check of the role that registered it (`/readyz`). */
+export interface ReadinessCheck {
+  name: string;
+  roles: Role[];
+  check(): Promise<void>;
+}
+
+/** Registers a route under /api/v1 (what `register` receives as `route`). */
+export type RouteRegistrar = <B, Q>(definition: RouteDefinition<B, Q>) => void;
+
+type Deps = Record<string, ServiceRef<unknown>>;
+export type ResolvedDeps<D extends Deps> = { [K in keyof D]: D[K] extends ServiceRef<infer T> ? T : never };
+
+/** What `register` receives: its declared services and config, and the ways to register. */
+export interface RegisterEnv<D extends Deps, C> {
+  deps: ResolvedDeps<D>;
+  /** the plugin's own config section, validated at start-up with the rest */
+  config: C;
   /** registers a route under /api/v1 */
-  route(definition: RouteDefinition): void;
+  route: RouteRegistrar;
+  /** mounts a router outside /api/v1 */
+  mount(definition: MountDefinition): void;
   /** registers a background worker (bus consumer, scheduler) for a role */
   worker(worker: BackgroundWorker): void;
+  /** adds a readiness check to /readyz of the given roles */
+  readiness(check: ReadinessCheck): void;
 }
 
-export interface PluginManifest {
-  name: string;
+export interface PluginDefinition<D extends Deps = Deps, C = Record<string, never>> {
+  /** lowercase letters, digits and dashes; equals the folder name */
+  id: string;
   version: string;
-  /** short description for the README and /readyz listings */
+  /** the CORE_API_VERSION it was written for */
+  coreApi: number;
   description: string;
-  setup(context: PluginContext): void | Promise<void>;
+  /** plugins that must be loaded with this one (start-up names a missing one) */
+  dependsOn?: string[];
+  /** the services it uses: it receives exactly these */
+  deps: D;
+  /** its own settings (variable names as keys), validated with core's at start-up */
+  config?: Joi.ObjectSchema<C>;
+  /** `GET /engines` feature names this plugin serves (`generate`, `stream`, `dialogue`, ...) */
+  engineFeatures?: string[];
+  /** services this feature supplies to the others */
+  provides?: ServiceFactory<any, any>[];
+  register(env: RegisterEnv<D, C>): void | Promise<void>;
 }
 
-export function definePlugin(manifest: PluginManifest): PluginManifest {
-  if (!/^[a-z0-9-]+$/.test(manifest.name)) throw new Error(`plugin name "${manifest.name}" must be lowercase letters, digits and dashes`);
-  return manifest;
+export function definePlugin<D extends Deps, C = Record<string, never>>(definition: PluginDefinition<D, C>): PluginDefinition<D, C> {
+  if (!/^[a-z0-9-]+$/.test(definition.id)) throw new Error(`plugin id "${definition.id}" must be lowercase letters, digits and dashes`);
+  return definition;
 }

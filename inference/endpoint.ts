@@ -1,27 +1,41 @@
 import type { AddressInfo } from 'node:net';
-import type { CoreServices } from '../core/plugin.ts';
+import type { Config } from '../config/load.ts';
+import type { SpeechEngine } from '../core/ports/engine.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Lifecycle } from '../core/services.ts';
 import { createInferenceServer } from './server.ts';
+
+export interface EndpointDeps {
+  config: Config;
+  engine: SpeechEngine;
+  logger: Logger;
+  lifecycle: Lifecycle;
+}
 
 /**
  * The inference role's internal streaming endpoint (`POST /internal/synthesize`),
  * served when INFERENCE_PORT is set: API processes of the distributed
  * deployment reach the engine through it (INFERENCE_URL). The all-in-one
- * process calls the engine in process and leaves it off.
+ * process calls the engine in process and leaves it off. On shutdown it stops
+ * accepting and lets streams in flight finish until the deadline.
  */
-export async function startInferenceEndpoint(services: CoreServices): Promise<() => Promise<void>> {
-  const port = services.config.inferencePort;
+export async function startInferenceEndpoint(deps: EndpointDeps): Promise<() => Promise<void>> {
+  const port = deps.config.inferencePort;
   if (port === null) return async () => {};
-  const server = createInferenceServer(services.engine, {
-    onError: (err) => services.logger.warn('inference endpoint error', { err: err as Error }),
+  const server = createInferenceServer(deps.engine, {
+    onError: (err) => deps.logger.warn('inference endpoint error', { err: err as Error }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, services.config.host, () => resolve());
+    server.listen(port, deps.config.host, () => resolve());
   });
-  services.logger.info('inference endpoint listening', { port: (server.address() as AddressInfo).port });
+  deps.logger.info('inference endpoint listening', { port: (server.address() as AddressInfo).port });
   return () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
-      server.closeAllConnections();
+      server.closeIdleConnections();
+      const deadline = deps.lifecycle.deadline();
+      const cut = setTimeout(() => server.closeAllConnections(), deadline === null ? 0 : Math.max(0, deadline - Date.now() - 1000));
+      server.once('close', () => clearTimeout(cut));
     });
 }

@@ -4,11 +4,14 @@
  * retryable (engine or encoder briefly unavailable, a timeout) or final
  * (moderation, a voice that no longer resolves, a broken voice model).
  */
-import type { CoreServices } from '../core/plugin.ts';
+import type { Config } from '../config/load.ts';
+import type { SpeechEngine } from '../core/ports/engine.ts';
+import type { VoiceCatalog } from '../core/catalog.ts';
+import type { Blobs } from '../core/ports/blobs.ts';
 import type { JobRecord } from '../core/ports/jobs.ts';
 import type { JobFailedEvent } from '../core/ports/job-events.ts';
 import { EngineUnavailableError } from '../core/ports/engine.ts';
-import { isApiError } from '../core/errors.ts';
+import { DomainError, isRefusal } from '../core/errors.ts';
 import { PassThrough, Readable } from 'node:stream';
 import { once } from 'node:events';
 import { wavHeader } from '../core/speechkit/audio/wav.ts';
@@ -40,7 +43,7 @@ async function writeWithBackPressure(out: PassThrough, chunk: Buffer): Promise<v
  * scratch blob. A 50,000-character job never sits whole in memory.
  */
 export async function renderJobToBlob(
-  services: Pick<CoreServices, 'engine' | 'catalog' | 'config' | 'blobs'>,
+  services: { engine: SpeechEngine; catalog: VoiceCatalog; config: Config; blobs: Blobs },
   job: JobRecord,
   audioKey: string,
   options: { signal?: AbortSignal } = {},
@@ -90,7 +93,7 @@ export interface RenderFailure {
 
 export function classifyRenderError(err: unknown): RenderFailure {
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof ModerationRefusal || (isApiError(err) && err.status === 422)) {
+  if (err instanceof ModerationRefusal || (err instanceof DomainError && err.kind === 'unprocessable')) {
     return { code: 'content_rejected', message: 'The text was refused by content moderation.', retryable: false };
   }
   if (err instanceof VoiceConfigError) return { code: 'synthesis_unavailable', message, retryable: false };
@@ -101,7 +104,7 @@ export function classifyRenderError(err: unknown): RenderFailure {
     return { code: 'synthesis_timeout', message, retryable: true };
   }
   // A voice that no longer resolves or a request the engine refuses will not get better on retry.
-  if ((isApiError(err) && err.status < 500) || err instanceof RangeError) {
+  if (isRefusal(err) || err instanceof RangeError) {
     return { code: 'synthesis_failed', message, retryable: false };
   }
   return { code: 'synthesis_failed', message, retryable: true };

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Subscription } from '../core/ports/bus.ts';
 import { TOPICS } from '../core/ports/bus.ts';
 import type { JobRecord } from '../core/ports/jobs.ts';
-import type { CoreServices } from '../core/plugin.ts';
+import type { Config } from '../config/load.ts';
+import type { Bus } from '../core/ports/bus.ts';
+import type { JobsStore } from '../core/ports/jobs.ts';
+import type { Blobs } from '../core/ports/blobs.ts';
+import type { SpeechEngine } from '../core/ports/engine.ts';
+import type { BillingService } from '../core/billing/service.ts';
+import type { VoiceCatalog } from '../core/catalog.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Metrics } from '../core/metrics.ts';
+import type { Lifecycle } from '../core/services.ts';
 import { jobEventId, type JobEvent, type JobFailedEvent } from '../core/ports/job-events.ts';
 import { renderJobToBlob, classifyRenderError } from './render.ts';
 
@@ -27,12 +36,41 @@ class LeaseHeldError extends Error {
   }
 }
 
-export async function startInferenceWorker(services: CoreServices, options: WorkerOptions): Promise<Subscription> {
+/** A render cut by shutdown: its job went back to the queue and its message stays uncommitted. */
+class HandedBack extends Error {
+  constructor(jobId: string) {
+    super(`job ${jobId} was handed back: the worker is shutting down`);
+  }
+}
+
+/** Renders still running this long before the shutdown deadline are cut and handed back. */
+const HAND_BACK_MARGIN_MS = 2000;
+
+/** The services the worker uses. */
+export interface WorkerDeps {
+  config: Config;
+  jobs: JobsStore;
+  bus: Bus;
+  blobs: Blobs;
+  engine: SpeechEngine;
+  billing: BillingService;
+  catalog: VoiceCatalog;
+  logger: Logger;
+  metrics: Metrics;
+  lifecycle: Lifecycle;
+}
+
+export async function startInferenceWorker(services: WorkerDeps, options: WorkerOptions): Promise<Subscription> {
   const owner = `worker_${randomUUID()}`;
   const leaseMs = (options.leaseSeconds ?? 30) * 1000;
   const retryBaseMs = options.retryBaseMs ?? 1000;
-  const { documents, bus, metrics, logger } = services;
-  const jobs = documents.jobs;
+  const { jobs, bus, metrics, logger } = services;
+  // Fires shortly before the shutdown deadline: renders still running give their job back.
+  const handBack = new AbortController();
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    handBack.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
 
   const publish = (event: JobEvent) => bus.publish(TOPICS.jobEvents, [{ id: event.eventId, key: event.jobId, value: event }]);
 
@@ -70,7 +108,7 @@ export async function startInferenceWorker(services: CoreServices, options: Work
         const started = performance.now();
         try {
           const audioKey = `jobs/${job.id}.wav`;
-          const audio = await renderJobToBlob(services, job, audioKey);
+          const audio = await renderJobToBlob(services, job, audioKey, { signal: handBack.signal });
           const processingMs = Math.round(performance.now() - started);
           const completedAt = new Date().toISOString();
           if (await jobs.complete(job.id, { audioKey, durationSeconds: audio.durationSeconds, processingMs, completedAt })) {
@@ -83,6 +121,10 @@ export async function startInferenceWorker(services: CoreServices, options: Work
           }
           return;
         } catch (err) {
+          if (handBack.signal.aborted) {
+            await jobs.release(job.id, owner, 'interrupted by shutdown');
+            throw new HandedBack(job.id);
+          }
           const failure = classifyRenderError(err);
           const total = job.attempts + attempt - 1;
           if (!failure.retryable || total >= options.maxAttempts) {
@@ -92,7 +134,7 @@ export async function startInferenceWorker(services: CoreServices, options: Work
             return;
           }
           logger.info('job attempt failed; retrying', { jobId: job.id, attempt: total, err: err as Error });
-          await new Promise((r) => setTimeout(r, retryBaseMs * 2 ** (attempt - 1)));
+          await pause(retryBaseMs * 2 ** (attempt - 1));
         }
       }
     } finally {
@@ -100,7 +142,7 @@ export async function startInferenceWorker(services: CoreServices, options: Work
     }
   }
 
-  return bus.subscribe<{ jobId: string }>({
+  const subscription = await bus.subscribe<{ jobId: string }>({
     topic: TOPICS.jobs,
     group: 'inference',
     concurrency: options.concurrency,
@@ -119,4 +161,17 @@ export async function startInferenceWorker(services: CoreServices, options: Work
       await render(claimed);
     },
   });
+
+  return {
+    /** Stops taking jobs; renders in flight finish, or are handed back just before the shutdown deadline. */
+    async stop() {
+      const deadline = services.lifecycle.deadline();
+      const timer = deadline === null ? null : setTimeout(() => handBack.abort(), Math.max(0, deadline - Date.now() - HAND_BACK_MARGIN_MS));
+      try {
+        await subscription.stop();
+      } finally {
+        if (timer) clearTimeout(timer);
+      }
+    },
+  };
 }

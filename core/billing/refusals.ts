@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import type { Assessment } from './assessment.ts';
 
 /**
@@ -6,45 +6,43 @@ import type { Assessment } from './assessment.ts';
  * own grant (null when it no longer exists); `othersExist` says whether any
  * other active grant of the account covers the engine.
  */
-export function refusalFor(ownAssessment: Assessment | null, othersExist: boolean, required: number): ApiError {
+export function refusalFor(ownAssessment: Assessment | null, othersExist: boolean, required: number): DomainError {
   const ownInactive =
     ownAssessment === null ||
     (!ownAssessment.canPay && ['inactive', 'expired', 'used_up'].includes(ownAssessment.reason));
   if (ownInactive && !othersExist) {
-    return new ApiError(403, 'The grant behind this key is used up, expired or replaced, and no other active grant of the account covers this engine.', {
+    return new DomainError('forbidden', 'The grant behind this key is used up, expired or replaced, and no other active grant of the account covers this engine.', {
       code: 'GRANT_INACTIVE',
       required,
-      compatType: 'insufficient_quota',
     });
   }
   if (ownAssessment === null || ownAssessment.canPay) {
-    return new ApiError(403, 'No grant of the account can pay for this request.', { code: 'GRANT_TOKENS_EXHAUSTED', remaining: 0, required, compatType: 'insufficient_quota' });
+    return new DomainError('forbidden', 'No grant of the account can pay for this request.', { code: 'GRANT_TOKENS_EXHAUSTED', remaining: 0, required });
   }
   const remaining = ownAssessment.spendable;
   switch (ownAssessment.reason) {
     case 'expired':
-      return new ApiError(403, 'The grant has expired. Renew the plan to continue.', { code: 'GRANT_EXPIRED', compatType: 'insufficient_quota' });
+      return new DomainError('forbidden', 'The grant has expired. Renew the plan to continue.', { code: 'GRANT_EXPIRED' });
     case 'daily':
-      return new ApiError(429, 'The daily token cap of the grant is spent.', {
-        code: 'GRANT_DAILY_LIMIT', resetAt: ownAssessment.resetAt ?? undefined, remaining, required, compatType: 'rate_limit_exceeded',
+      return new DomainError('limited', 'The daily token cap of the grant is spent.', {
+        code: 'GRANT_DAILY_LIMIT', resetAt: ownAssessment.resetAt ?? undefined, remaining, required,
       });
     case 'weekly':
-      return new ApiError(429, 'The weekly token cap of the grant is spent.', {
-        code: 'GRANT_WEEKLY_LIMIT', resetAt: ownAssessment.resetAt ?? undefined, remaining, required, compatType: 'rate_limit_exceeded',
+      return new DomainError('limited', 'The weekly token cap of the grant is spent.', {
+        code: 'GRANT_WEEKLY_LIMIT', resetAt: ownAssessment.resetAt ?? undefined, remaining, required,
       });
     case 'engine':
-      return new ApiError(403, 'The plan does not include this engine.', { code: 'PLAN_ENGINE_NOT_INCLUDED', required, compatType: 'authentication_error' });
+      return new DomainError('forbidden', 'The plan does not include this engine.', { code: 'PLAN_ENGINE_NOT_INCLUDED', required });
     default:
-      return new ApiError(403, 'The grant has too few tokens left for this request.', {
-        code: 'GRANT_TOKENS_EXHAUSTED', remaining, required, compatType: 'insufficient_quota',
+      return new DomainError('forbidden', 'The grant has too few tokens left for this request.', {
+        code: 'GRANT_TOKENS_EXHAUSTED', remaining, required,
       });
   }
 }
 
-export function concurrentConflict(): ApiError {
-  return new ApiError(429, 'Another request of yours is being charged to the same balance. Retry in one second.', {
+export function concurrentConflict(): DomainError {
+  return new DomainError('limited', 'Another request of yours is being charged to the same balance. Retry in one second.', {
     code: 'CONCURRENT_CONFLICT',
     retryAfterSeconds: 1,
-    compatType: 'rate_limit_exceeded',
   });
 }

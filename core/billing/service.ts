@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Documents, Grant, LedgerEntry } from '../ports/documents.ts';
+import type { Charge } from '../ports/charge.ts';
+
+export type { Charge };
 import type { EngineInfo } from '../../config/engines.ts';
 import type { Metrics } from '../metrics.ts';
-import { errors } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { capWindows, type CapWindows } from './windows.ts';
 import { assessGrant, payerCandidates, spendableNow, tokensLeft, dayUsed, weekUsed, dailyCap, weeklyCap, isExpired } from './assessment.ts';
 import { concurrentConflict, refusalFor } from './refusals.ts';
@@ -14,21 +17,6 @@ export interface Payer {
   keyId: string | null;
   /** the key's own grant; null for account-level callers (MCP over OAuth) */
   grantId: string | null;
-}
-
-/** A charge that happened; kept with jobs so a later refund returns to the payer. */
-export interface Charge {
-  id: string;
-  grantId: string;
-  accountId: string;
-  keyId: string | null;
-  tokens: number;
-  engine: string;
-  route: string;
-  requestId: string | null;
-  dayKey: string;
-  weekKey: string;
-  at: string;
 }
 
 export interface CapView {
@@ -92,7 +80,7 @@ export function createBillingService(deps: BillingDeps): BillingService {
   const engineByKey = new Map(deps.engines.map((e) => [e.key, e]));
   const multiplier = (engine: string) => {
     const info = engineByKey.get(engine);
-    if (!info) throw errors.badRequest(`Unknown engine "${engine}".`, { param: 'engine' });
+    if (!info) throw new DomainError('invalid', `Unknown engine "${engine}".`, { param: 'engine' });
     return info.billingMultiplier;
   };
   const priceCharacters = (input: { characters: number; engine: string; aiRefine: boolean }) =>

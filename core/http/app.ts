@@ -2,31 +2,56 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import compose from 'koa-compose';
 import { randomUUID } from 'node:crypto';
-import type { CoreServices, RouteDefinition } from '../plugin.ts';
-import { routePipeline } from './route-pipeline.ts';
+import type { MountDefinition, RouteDefinition } from '../plugin.ts';
+import { routePipeline, type PipelineServices } from './route-pipeline.ts';
 import { sendError, toApiError } from './envelopes.ts';
 import { ApiError } from '../errors.ts';
-import { coreRoutes } from './core-routes.ts';
+import type { Drain } from './drain.ts';
 
 export const API_PREFIX = '/api/v1';
 
+export interface AppParts {
+  routes: RouteDefinition[];
+  mounts: MountDefinition[];
+  /** probes, metrics and downloads: routers outside /api/v1 that core serves */
+  coreRouters: Router[];
+  drain: Drain;
+}
+
+/** 405 and 501 from the router carry `Allow`; they become envelopes here so the header survives. */
+function methodRefusal(ctx: Koa.Context): ApiError | null {
+  if (ctx.body !== undefined || (ctx.status !== 405 && ctx.status !== 501)) return null;
+  const allow = ctx.response.get('Allow');
+  const headers = allow ? { Allow: allow } : undefined;
+  return new ApiError(405, `Method ${ctx.method} is not allowed on ${ctx.path}.${allow ? ` Allowed: ${allow}.` : ''}`, { code: 'METHOD_NOT_ALLOWED', headers });
+}
+
 /**
- * The Koa application: request ids and the global error boundary for
- * everything outside plugin routes, core routes (/healthz, /readyz,
- * /metrics, /files, /admin/v1), then every plugin route under /api/v1.
+ * The Koa application of the API listener: request ids, in-flight tracking
+ * and the error boundary for everything outside plugin routes, then every
+ * plugin route under /api/v1, the mounts plugins own (admin, OAuth, MCP,
+ * console) and core's own routers.
  */
-export function buildKoaApp(services: CoreServices, routes: RouteDefinition[], extraRouters: Router[] = []): Koa {
+export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   const app = new Koa({ proxy: true });
   app.silent = true;
+  const { drain } = parts;
 
   app.use(async (ctx, next) => {
     const requestId = randomUUID();
     ctx.state.requestId = requestId;
     ctx.state.startedAt = performance.now();
+    ctx.state.stopping = drain.stopping;
     ctx.set('X-Request-Id', requestId);
+    // During shutdown, finish this response and let the client reconnect elsewhere.
+    if (drain.draining) ctx.set('Connection', 'close');
+    const done = drain.begin();
+    ctx.res.once('close', done);
     services.metrics.httpInFlight.inc();
     try {
       await next();
+      const refusal = methodRefusal(ctx);
+      if (refusal) throw refusal;
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new ApiError(404, `No route ${ctx.method} ${ctx.path}. Every API route lives under ${API_PREFIX}.`, { code: 'ROUTE_NOT_FOUND' });
       }
@@ -38,20 +63,18 @@ export function buildKoaApp(services: CoreServices, routes: RouteDefinition[], e
   });
 
   const api = new Router({ prefix: API_PREFIX });
-  for (const def of routes) {
+  for (const def of parts.routes) {
     const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    api[method](def.path, routePipeline(def, services));
+    api[method](def.path, routePipeline(def, services, drain));
   }
-  const apiRoutes: Koa.Middleware = compose<any>([
-    api.routes(),
-    api.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError(405, 'Method not allowed on this route.', { code: 'METHOD_NOT_ALLOWED' }),
-      notImplemented: () => new ApiError(405, 'Method not supported.', { code: 'METHOD_NOT_ALLOWED' }),
-    }),
-  ]);
-  const otherRoutes: Koa.Middleware = compose<any>([coreRoutes(services).routes(), ...extraRouters.flatMap((r) => [r.routes(), r.allowedMethods({ throw: true })])]);
-  // One prefix test sends API traffic straight to its router: the hot path skips the probe and admin routers.
-  app.use((ctx, next) => (ctx.path.startsWith(API_PREFIX + '/') ? apiRoutes(ctx, next) : otherRoutes(ctx, next)));
+  const apiRoutes: Koa.Middleware = compose<any>([api.routes(), api.allowedMethods()]);
+  const mounts = [...parts.mounts].sort((a, b) => b.prefix.length - a.prefix.length);
+  const otherRoutes: Koa.Middleware = compose<any>(parts.coreRouters.flatMap((r) => [r.routes(), r.allowedMethods()]));
+  // One prefix test sends API traffic straight to its router: the hot path skips the probe and mount routers.
+  app.use((ctx, next) => {
+    if (ctx.path.startsWith(API_PREFIX + '/')) return apiRoutes(ctx, next);
+    const mount = mounts.find((m) => ctx.path === m.prefix || ctx.path.startsWith(m.prefix.endsWith('/') ? m.prefix : m.prefix + '/'));
+    return mount ? mount.middleware(ctx, next) : otherRoutes(ctx, next);
+  });
   return app;
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Documents, KeyKind } from '../ports/documents.ts';
-import { ApiError, errors } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+
+const unauthorized = (message: string) => new ApiError(401, message);
 
 /** Who the request acts for, once its key is verified. */
 export interface AuthContext {
@@ -30,7 +32,7 @@ export function readPresentedKey(headers: Record<string, string | string[] | und
   const authorization = headers.authorization;
   if (typeof authorization === 'string' && authorization.length > 0) {
     const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-    if (!match) throw errors.unauthorized('Authorization header must be "Bearer <API_KEY>".');
+    if (!match) throw unauthorized('Authorization header must be "Bearer <API_KEY>".');
     presented.push(match[1].trim());
   }
   const apiKey = headers['x-api-key'];
@@ -63,15 +65,15 @@ export function createKeyAuthenticator(documents: Documents, ttlMs = 2000): KeyA
   const cache = new Map<string, { auth: AuthContext; expires: number }>();
   return {
     async authenticate(plaintext) {
-      if (!isWellFormedKey(plaintext)) throw errors.unauthorized('Malformed API key.');
+      if (!isWellFormedKey(plaintext)) throw unauthorized('Malformed API key.');
       const now = Date.now();
       const hit = cache.get(plaintext);
       if (hit && hit.expires > now) return hit.auth;
       const record = await documents.keys.findByHash(hashKey(plaintext));
-      if (!record) throw errors.unauthorized('Unknown API key.');
+      if (!record) throw unauthorized('Unknown API key.');
       if (record.revokedAt) {
         cache.delete(plaintext);
-        throw errors.unauthorized('This API key has been revoked.');
+        throw unauthorized('This API key has been revoked.');
       }
       const auth: AuthContext = { keyId: record.id, accountId: record.accountId, grantId: record.grantId, keyKind: record.kind };
       if (ttlMs > 0) {

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { ApiError, STATUS_NAMES } from '../errors.ts';
+import { ApiError, DomainError, STATUS_NAMES, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -7,9 +7,36 @@ import type { Logger } from '../logger.ts';
  * Error body) and the compatible envelope of `POST /audio/speech`.
  */
 
+/** The one table from domain kinds to HTTP statuses. */
+export const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  too_large: 413,
+  unsupported_media: 415,
+  unprocessable: 422,
+  limited: 429,
+  failed: 500,
+  upstream_failed: 502,
+  unavailable: 503,
+};
+
+/** Compatible-envelope types that do not follow from the status (SPEC: a pre-handler 403 such as a plan guard). */
+const COMPAT_TYPE_BY_CODE: Record<string, string> = {
+  PLAN_ENGINE_NOT_INCLUDED: 'authentication_error',
+};
+
 /** Turns anything thrown into an ApiError; unknown failures become a logged 500. */
 export function toApiError(err: unknown, logger?: Logger): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) {
+    const compatType = err.details.code ? COMPAT_TYPE_BY_CODE[err.details.code] : undefined;
+    return new ApiError(STATUS_OF_KIND[err.kind], err.messages, { ...err.details, ...(compatType ? { compatType } : {}) });
+  }
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -19,12 +46,12 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
     }
     switch (e.type) {
       case 'entity.too.large':
-        return new ApiError(413, 'Request body is too large.');
+        return new ApiError(413, 'Request body is too large.', { code: 'PAYLOAD_TOO_LARGE' });
       case 'entity.parse.failed':
         return new ApiError(400, 'Request body is not valid JSON.', { code: 'INVALID_JSON' });
       case 'encoding.unsupported':
       case 'charset.unsupported':
-        return new ApiError(415, 'Unsupported body encoding.');
+        return new ApiError(415, 'Unsupported body encoding.', { code: 'UNSUPPORTED_MEDIA_TYPE' });
       default:
         return new ApiError(status, e.expose && e.message ? e.message : STATUS_NAMES[status] ?? 'Request refused');
     }

@@ -1,15 +1,36 @@
 import type Koa from 'koa';
 import { koaBody } from 'koa-body';
-import type { CoreServices, RouteDefinition, RouteContext } from '../plugin.ts';
+import type { Config } from '../../config/load.ts';
+import type { RouteDefinition, RouteContext, RouteInput } from '../plugin.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Bus } from '../ports/bus.ts';
+import type { Counters } from '../ports/counters.ts';
+import type { BillingService, RequestBilling } from '../billing/service.ts';
 import { ApiError } from '../errors.ts';
-import { readPresentedKey } from './auth.ts';
+import { readPresentedKey, type KeyAuthenticator } from './auth.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { sendError, toApiError } from './envelopes.ts';
 import { buildOutcomeEvent, newOutcome } from './outcome.ts';
+import { validate } from './validate.ts';
 import { TOPICS } from '../ports/bus.ts';
-import type { RequestBilling } from '../billing/service.ts';
+import type { Drain } from './drain.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+
+/** nginx's status for a request the client abandoned before the answer: not a refusal, not our failure. */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/** What core's request phases use. */
+export interface PipelineServices {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  keys: KeyAuthenticator;
+  counters: Counters;
+  billing: BillingService;
+  bus: Bus;
+}
 
 /** Runs `fn` once the response has fully ended (streamed bodies included). */
 function onResponseEnd(res: Koa.Context['res'], fn: () => void): void {
@@ -27,8 +48,8 @@ function bodyParser(def: RouteDefinition): Koa.Middleware | null {
       formidable: { maxFileSize: MAX_UPLOAD_BYTES, maxFiles: 1, allowEmptyFiles: false },
       onError: (err) => {
         const message = String((err as Error).message ?? err);
-        if (/maxFileSize|exceeded|too large/i.test(message)) throw new ApiError(413, 'Uploaded file is larger than 10 MB.');
-        throw new ApiError(400, `Could not read the multipart form: ${message}`);
+        if (/maxFileSize|exceeded|too large/i.test(message)) throw new ApiError(413, 'Uploaded file is larger than 10 MB.', { code: 'PAYLOAD_TOO_LARGE' });
+        throw new ApiError(400, `Could not read the multipart form: ${message}`, { code: 'INVALID_MULTIPART' });
       },
     });
   }
@@ -43,12 +64,22 @@ function requireJsonContentType(ctx: Koa.Context): void {
   }
 }
 
+/** The route's `request` schemas, applied after parsing: typed values for the handler, or one 400 naming every field. */
+function validatedInput(def: RouteDefinition, ctx: RouteContext): RouteInput<unknown, unknown> {
+  const schemas = def.request ?? {};
+  return {
+    body: schemas.body ? validate(schemas.body, ctx.request.body) : ctx.request.body,
+    query: schemas.query ? validate(schemas.query, ctx.query) : ctx.query,
+    params: schemas.params ? validate(schemas.params, ctx.params) as Record<string, string> : ctx.params,
+  };
+}
+
 /**
  * Core's request phases around one plugin route, in order: outcome (log
  * phase, published after the response ends), error boundary (route's own
- * envelope), authentication, rate limit, body parsing, handler.
+ * envelope), authentication, rate limit, body parsing, validation, handler.
  */
-export function routePipeline(def: RouteDefinition, services: CoreServices): Koa.Middleware {
+export function routePipeline(def: RouteDefinition, services: PipelineServices, drain: Drain): Koa.Middleware {
   const parse = bodyParser(def);
   const envelope = def.envelope ?? 'native';
   const perMinute = def.perMinute;
@@ -65,7 +96,7 @@ export function routePipeline(def: RouteDefinition, services: CoreServices): Koa
     let errorCode: string | null = null;
 
     onResponseEnd(ctx.res, () => {
-      void publishOutcome(ctx, services, def, errorCode);
+      drain.hold(publishOutcome(ctx, services, def, errorCode));
     });
 
     try {
@@ -88,7 +119,7 @@ export function routePipeline(def: RouteDefinition, services: CoreServices): Koa
         if (def.body !== 'multipart') requireJsonContentType(ctx);
         await parse(ctx as unknown as Koa.Context, async () => {});
       }
-      await def.handler(ctx);
+      await def.handler(ctx, validatedInput(def, ctx));
     } catch (err) {
       const apiError = toApiError(err, services.logger);
       errorCode = apiError.fields.usageCode ?? null;
@@ -100,7 +131,7 @@ export function routePipeline(def: RouteDefinition, services: CoreServices): Koa
   };
 }
 
-function requestBilling(ctx: RouteContext, services: CoreServices): RequestBilling {
+function requestBilling(ctx: RouteContext, services: PipelineServices): RequestBilling {
   return {
     async charge({ engine, tokens }) {
       const auth = ctx.state.auth;
@@ -120,9 +151,18 @@ function requestBilling(ctx: RouteContext, services: CoreServices): RequestBilli
   };
 }
 
-async function publishOutcome(ctx: RouteContext, services: CoreServices, def: RouteDefinition, errorCode: string | null): Promise<void> {
+/** The status the outcome records: a request the client abandoned before any answer is 499, not whatever Koa defaulted to. */
+function recordedStatus(ctx: RouteContext): number {
+  // A handler that took the response over (streams) decided its status before writing.
+  if (ctx.respond === false) return ctx.status;
+  const res = ctx.res;
+  if (!res.headersSent && !res.writableFinished) return CLIENT_CLOSED_REQUEST;
+  return res.statusCode;
+}
+
+async function publishOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, errorCode: string | null): Promise<void> {
   const outcome = ctx.state.outcome;
-  const status = ctx.status;
+  const status = recordedStatus(ctx);
   services.metrics.httpDuration.observe({ route: def.name, method: def.method, status: String(status) }, (performance.now() - ctx.state.startedAt) / 1000);
   if (!outcome.tracked || outcome.skip) return;
   try {

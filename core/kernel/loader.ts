@@ -1,54 +1,37 @@
-import type { BackgroundWorker, CoreServices, PluginManifest, RouteDefinition } from '../plugin.ts';
+import { ConfigError } from '../../config/load.ts';
+import type { PluginDefinition } from '../plugin.ts';
 
-export interface LoadedPlugins {
-  plugins: PluginManifest[];
-  routes: RouteDefinition[];
-  workers: BackgroundWorker[];
+/** A loaded feature: a route plugin (plugins/<id>) or a background module (inference, pipelines/<id>). */
+export interface Feature {
+  /** folder relative to the project root */
+  folder: string;
+  definition: PluginDefinition<any, any>;
 }
 
-/** Imports `plugins/<name>/index.ts` for every configured name. */
-export async function importPlugins(names: string[]): Promise<PluginManifest[]> {
-  const manifests: PluginManifest[] = [];
-  for (const name of names) {
-    let mod: { default?: PluginManifest };
-    try {
-      mod = await import(new URL(`../../plugins/${name}/index.ts`, import.meta.url).href);
-    } catch (err) {
-      throw new Error(`PLUGINS names "${name}", but plugins/${name}/index.ts could not be loaded: ${(err as Error).message}`);
-    }
-    if (!mod.default || typeof mod.default.setup !== 'function') {
-      throw new Error(`plugins/${name}/index.ts must default-export definePlugin({...})`);
-    }
-    if (mod.default.name !== name) throw new Error(`plugins/${name} declares name "${mod.default.name}"; the folder and the name must match`);
-    manifests.push(mod.default);
+const ROOT = new URL('../..', import.meta.url);
+// Compiled code (dist/) imports .js; the sources run through tsx import .ts.
+const EXTENSION = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+
+async function importFeature(folder: string, setting: 'PLUGINS' | 'MODULES'): Promise<Feature> {
+  const id = folder.split('/').pop()!;
+  let mod: { default?: PluginDefinition<any, any> };
+  try {
+    mod = await import(new URL(`${folder}/index.${EXTENSION}`, ROOT).href);
+  } catch (err) {
+    throw new ConfigError(`${setting} names "${folder === `plugins/${id}` ? id : folder}", but ${folder}/index.${EXTENSION} could not be loaded: ${(err as Error).message}`);
   }
-  return manifests;
+  const definition = mod.default;
+  if (!definition || typeof definition.register !== 'function') {
+    throw new ConfigError(`${folder}/index.${EXTENSION} must default-export definePlugin({...})`);
+  }
+  if (definition.id !== id) throw new ConfigError(`${folder} declares id "${definition.id}"; the folder and the id must match`);
+  return { folder, definition };
 }
 
-/**
- * Runs each plugin's setup with the core services and collects what it
- * registers. A route path claimed twice stops start-up: plugins are isolated
- * and may not shadow each other.
- */
-export async function setupPlugins(manifests: PluginManifest[], services: CoreServices): Promise<LoadedPlugins> {
-  const routes: RouteDefinition[] = [];
-  const workers: BackgroundWorker[] = [];
-  const owners = new Map<string, string>();
-  for (const plugin of manifests) {
-    await plugin.setup({
-      ...services,
-      logger: services.logger.child({ plugin: plugin.name }),
-      route(def) {
-        const id = `${def.method} ${def.path}`;
-        const owner = owners.get(id);
-        if (owner) throw new Error(`plugin "${plugin.name}" registers ${id}, already registered by "${owner}"`);
-        owners.set(id, plugin.name);
-        routes.push(def);
-      },
-      worker(w) {
-        workers.push({ ...w, name: `${plugin.name}:${w.name}` });
-      },
-    });
-  }
-  return { plugins: manifests, routes, workers };
+/** Imports every configured route plugin and module, in the order configured. */
+export async function importFeatures(config: { plugins: string[]; modules: string[] }): Promise<Feature[]> {
+  const features: Feature[] = [];
+  for (const id of config.plugins) features.push(await importFeature(`plugins/${id}`, 'PLUGINS'));
+  for (const folder of config.modules) features.push(await importFeature(folder, 'MODULES'));
+  return features;
 }

@@ -1,114 +1,170 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
 import type { Config } from '../../config/load.ts';
-import { createRuntime } from './runtime.ts';
-import { importPlugins, setupPlugins } from './loader.ts';
-import { buildKoaApp } from '../http/app.ts';
-import { adminRouter } from '../../plugins/admin/routes.ts';
-import { startOutboxRelay } from '../billing/outbox-relay.ts';
-import { startLedgerWriter } from '../../pipelines/ledger-writer/writer.ts';
-import { startUsageAggregator } from '../../pipelines/usage-aggregator/aggregator.ts';
-import { startInferenceWorker } from '../../inference/worker.ts';
-import { startInferenceEndpoint } from '../../inference/endpoint.ts';
-import type { BackgroundWorker, CoreServices } from '../plugin.ts';
 import type { Metrics } from '../metrics.ts';
+import type { Logger } from '../logger.ts';
+import type { BackgroundWorker } from '../plugin.ts';
+import { coreServices, type ServiceRef } from '../services.ts';
+import { buildKoaApp } from '../http/app.ts';
+import { Drain } from '../http/drain.ts';
+import { probeRoutes, Readiness } from '../http/probes.ts';
+import { fileRoutes } from '../http/files.ts';
+import { answerClientErrors } from '../http/client-errors.ts';
+import { startOutboxRelay } from '../billing/outbox-relay.ts';
+import { ServiceRegistry } from './registry.ts';
+import { coreServiceFactories } from './runtime.ts';
+import { importFeatures } from './loader.ts';
+import { engineFeaturesOf, wireFeatures, type Wired } from './wiring.ts';
+import { listen, closeServer } from './listen.ts';
 
 export interface Platform {
-  services: CoreServices;
-  /** base URL of the API server, or null when this process has no api role */
+  config: Config;
+  /** base URL of the API listener, or null when this process has no api role */
   url: string | null;
+  /** base URL of the ops listener (probes and metrics of this process's roles) */
+  opsUrl: string;
   server: http.Server | null;
-  stop(): Promise<void>;
+  /** a service of this process, as a plugin would get it (tests, the admin CLI) */
+  service<T>(ref: ServiceRef<T>): Promise<T>;
+  /**
+   * Graceful stop: readiness false at once, stop accepting, let in-flight
+   * requests, streams and worker tasks finish (cut what is left at the
+   * deadline: cut streams are refunded and publish their outcome), stop the
+   * consumers, close the adapters. Resolves false when the deadline forced it.
+   */
+  stop(): Promise<boolean>;
 }
 
-/** Core's own background work, by role. */
-function coreWorkers(services: CoreServices): BackgroundWorker[] {
-  return [
-    {
-      name: 'core:ledger-outbox-relay',
-      role: 'api',
-      start: async () => startOutboxRelay({ documents: services.documents, bus: services.bus, logger: services.logger }),
+/** What the kernel runs for core itself: the billing outbox relay, in the api role. */
+function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
+  return [{
+    name: 'core:ledger-outbox-relay',
+    role: 'api',
+    start: async () => {
+      const [documents, bus, logger] = await Promise.all([
+        registry.get(coreServices.documents, 'core'), registry.get(coreServices.bus, 'core'), registry.get(coreServices.logger, 'core'),
+      ]);
+      return startOutboxRelay({ documents, bus, logger });
     },
-    {
-      name: 'core:ledger-writer',
-      role: 'pipelines',
-      start: async () => {
-        const sub = await startLedgerWriter(services);
-        return () => sub.stop();
-      },
-    },
-    {
-      name: 'core:usage-aggregator',
-      role: 'pipelines',
-      start: async () => {
-        const sub = await startUsageAggregator(services);
-        return () => sub.stop();
-      },
-    },
-    {
-      name: 'core:inference-worker',
-      role: 'inference',
-      start: async () => {
-        const { concurrency, jobMaxAttempts, leaseSeconds, retryBaseMs } = services.config.inference;
-        const sub = await startInferenceWorker(services, { concurrency, maxAttempts: jobMaxAttempts, leaseSeconds, retryBaseMs });
-        return () => sub.stop();
-      },
-    },
-    {
-      name: 'core:inference-endpoint',
-      role: 'inference',
-      start: async () => startInferenceEndpoint(services),
-    },
+  }];
+}
+
+/** Readiness of the adapters this process opened, plus the checks its features registered for its roles. */
+function readinessFor(config: Config, registry: ServiceRegistry, wired: Wired): Readiness {
+  const readiness = new Readiness();
+  const pinged: Array<[string, ServiceRef<{ ping(): Promise<void> }>]> = [
+    ['documents', coreServices.documents], ['bus', coreServices.bus], ['counters', coreServices.counters],
+    ['blobs', coreServices.blobs], ['analytics', coreServices.analytics],
   ];
+  for (const [name, ref] of pinged) {
+    readiness.add({ name, check: async () => (await registry.built(ref))?.ping() });
+  }
+  for (const check of wired.readiness) {
+    if (check.roles.some((r) => config.roles.includes(r))) readiness.add(check);
+  }
+  return readiness;
 }
 
-/**
- * Starts the roles this process runs: the API server (Koa with the configured
- * plugins) and the background workers of each role. `npm start` runs all
- * three roles in one process on the embedded defaults.
- */
 export async function startPlatform(config: Config, options: { metrics?: Metrics } = {}): Promise<Platform> {
-  const runtime = await createRuntime(config, options);
-  const { services } = runtime;
-  const loaded = await setupPlugins(await importPlugins(config.plugins), services);
+  const shutdown = new AbortController();
+  let deadline: number | null = null;
+  const registry = new ServiceRegistry();
+  const features = await importFeatures(config);
+  const engineFeatures = engineFeaturesOf(features);
+  const core = coreServiceFactories(config, { metrics: options.metrics, lifecycle: { shuttingDown: shutdown.signal, deadline: () => deadline }, engineFeatures: () => engineFeatures });
+  for (const factory of core.factories) registry.provide(factory, 'core');
+
+  let wired: Wired;
+  try {
+    wired = await wireFeatures(features, registry, config.source);
+  } catch (err) {
+    await registry.close(() => undefined);
+    core.closeLast();
+    throw err;
+  }
+  const logger: Logger = await registry.get(coreServices.logger, 'core');
+  const metrics = await registry.get(coreServices.metrics, 'core');
+  const readiness = readinessFor(config, registry, wired);
+  const drain = new Drain();
 
   let server: http.Server | null = null;
   let url: string | null = null;
   if (config.roles.includes('api')) {
-    const app = buildKoaApp(services, loaded.routes, [adminRouter(services)]);
+    const [keys, counters, billing, bus, downloads, blobs] = await Promise.all([
+      registry.get(coreServices.keys, 'core'), registry.get(coreServices.counters, 'core'), registry.get(coreServices.billing, 'core'),
+      registry.get(coreServices.bus, 'core'), registry.get(coreServices.downloads, 'core'), registry.get(coreServices.blobs, 'core'),
+    ]);
+    const app = buildKoaApp({ config, logger, metrics, keys, counters, billing, bus }, {
+      routes: wired.routes,
+      mounts: wired.mounts,
+      coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes(downloads, blobs)],
+      drain,
+    });
     server = http.createServer(app.callback());
     server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(config.port, config.host, () => resolve());
-    });
-    const port = (server.address() as AddressInfo).port;
+    answerClientErrors(server);
+    const port = await listen(server, config.port, config.host);
     url = `http://127.0.0.1:${port}`;
-    if (!config.publicBaseUrl) services.downloads.setBaseUrl(url);
+    if (!config.publicBaseUrl) downloads.setBaseUrl(url);
   }
 
-  const stops: Array<() => Promise<void>> = [];
-  for (const worker of [...coreWorkers(services), ...loaded.workers]) {
+  const ops = new Koa();
+  const opsRouter = probeRoutes(readiness, metrics, { open: true });
+  ops.use(opsRouter.routes()).use(opsRouter.allowedMethods());
+  const opsServer = http.createServer(ops.callback());
+  const opsPort = await listen(opsServer, config.opsPort, config.host);
+
+  const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+  for (const worker of [...coreWorkers(registry), ...wired.workers]) {
     if (!config.roles.includes(worker.role)) continue;
-    stops.push(await worker.start());
+    stops.push({ name: worker.name, stop: await worker.start() });
   }
-  services.logger.info('platform started', { roles: config.roles, plugins: config.plugins, url });
+  readiness.set(true);
+  logger.info('platform started', { roles: config.roles, plugins: config.plugins, modules: config.modules, url, ops: opsPort });
 
-  let stopped: Promise<void> | null = null;
+  const deadlineMs = config.shutdownTimeoutSeconds * 1000;
+  let stopped: Promise<boolean> | null = null;
   return {
-    services,
+    config,
     url,
+    opsUrl: `http://127.0.0.1:${opsPort}`,
     server,
+    service: (ref) => registry.get(ref, 'core'),
     stop() {
       stopped ??= (async () => {
-        if (server) {
-          const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
-          server.closeIdleConnections();
-          setTimeout(() => server!.closeAllConnections(), 5000).unref();
-          await closing;
+        const started = Date.now();
+        deadline = started + deadlineMs;
+        const left = () => Math.max(0, deadlineMs - (Date.now() - started));
+        readiness.set(false);
+        shutdown.abort(new Error('shutting down'));
+        drain.draining = true;
+        logger.info('shutting down: draining in-flight work', { inFlight: drain.inFlight, deadlineSeconds: config.shutdownTimeoutSeconds });
+        // Intake stops everywhere at once; requests and worker tasks settle side by side.
+        const serverClosed = server ? closeServer(server) : Promise.resolve();
+        const workersStopped = Promise.all([...stops].reverse().map(async ({ name, stop }) => {
+          try {
+            await stop();
+          } catch (err) {
+            logger.error('a worker did not stop cleanly', { worker: name, err: err as Error });
+          }
+        }));
+        // Leave the last quarter of the deadline (at most 5 s) for cut responses to refund and publish.
+        const settleMs = Math.min(5000, deadlineMs / 4);
+        let clean = await drain.idle(Math.max(0, left() - settleMs));
+        if (!clean) {
+          logger.warn('deadline reached: ending the responses still open; they refund what they could not deliver', { inFlight: drain.inFlight });
+          drain.interrupt();
+          clean = await drain.idle(Math.max(0, left() - 500));
         }
-        for (const stop of stops.reverse()) await stop();
-        await runtime.close();
+        server?.closeAllConnections();
+        await serverClosed;
+        const workersDone = await Promise.race([workersStopped.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), left()).unref())]);
+        if (!workersDone) logger.error('workers did not stop before the deadline');
+        await closeServer(opsServer, true);
+        await registry.close((id, err) => logger.warn('error while closing a service', { service: id, err: err as Error }));
+        core.closeLast();
+        logger.info('stopped', { clean: clean && workersDone, ms: Date.now() - started });
+        return clean && workersDone;
       })();
       return stopped;
     },

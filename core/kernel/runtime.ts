@@ -1,106 +1,57 @@
 import path from 'node:path';
+import type { Db } from 'mongodb';
 import type { Config } from '../../config/load.ts';
-import type { CoreServices } from '../plugin.ts';
 import type { Documents } from '../ports/documents.ts';
+import type { Blobs } from '../ports/blobs.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Counters } from '../ports/counters.ts';
-import type { Blobs } from '../ports/blobs.ts';
 import type { Analytics } from '../ports/analytics.ts';
-import type { SpeechEngine } from '../ports/engine.ts';
 import { openEmbeddedDb, type EmbeddedDb } from '../adapters/embedded-db.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { createBillingService } from '../billing/service.ts';
 import { createVoiceCatalog } from '../catalog.ts';
 import { createDownloadLinks } from '../downloads.ts';
 import { createKeyAuthenticator } from '../http/auth.ts';
 import { instrumentBus } from '../bus-metrics.ts';
-import { createEngine } from '../../inference/engines/factory.ts';
+import { coreServices, createServiceFactory, createServiceRef, type Lifecycle, type PluginDatabase, type Publisher, type ServiceFactory } from '../services.ts';
 
 /**
- * Builds every port from configuration: the production adapter when its
+ * Core's service factories: the production adapter of each port when its
  * setting is present, the embedded default otherwise. Only this file knows
- * which adapters exist.
+ * which adapters exist; everything is built on first use, so a process opens
+ * only what its features asked for.
  */
-export interface Runtime {
-  services: CoreServices;
-  /** closes adapters in reverse order of opening */
+
+/** The system of record: documents and blobs on MongoDB (GridFS) or on the embedded file and a directory. */
+export interface SystemOfRecord {
+  documents: Documents;
+  blobs: Blobs;
+  mongo: Db | null;
+  sqlite: EmbeddedDb | null;
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: Config, options: { metrics?: Metrics } = {}): Promise<Runtime> {
-  const logger = createLogger(config.logLevel);
-  const metrics = options.metrics ?? createMetrics();
-  const closers: Array<() => Promise<void> | void> = [];
-  let embedded: EmbeddedDb | null = null;
-  const embeddedDb = () => {
-    if (!embedded) {
-      embedded = openEmbeddedDb(config.dataDir);
-      const db = embedded;
-      closers.push(() => { db.close(); });
-    }
-    return embedded;
-  };
-
-  const records = await openRecords(config, embeddedDb);
-  if (records.close) closers.push(records.close);
-  const { documents, blobs } = records;
-
-  let bus: Bus;
-  if (config.kafka) {
-    const { createKafkaBus } = await import('../adapters/bus/kafka.ts');
-    bus = instrumentBus(await createKafkaBus(config.kafka), metrics);
-  } else {
-    const { createLocalBus } = await import('../adapters/bus/local.ts');
-    bus = instrumentBus(createLocalBus(embeddedDb()), metrics);
+/** Opens documents and blobs as configured; the admin CLI uses it alone. */
+export async function openSystemOfRecord(config: Config, embeddedDb: () => EmbeddedDb): Promise<SystemOfRecord> {
+  if (config.mongo) {
+    const { MongoClient } = await import('mongodb');
+    const client = new MongoClient(config.mongo.url);
+    await client.connect();
+    const { createMongoDocuments } = await import('../adapters/documents/mongo.ts');
+    const { createGridFsBlobs } = await import('../adapters/blobs/gridfs.ts');
+    const db = client.db(config.mongo.db);
+    const documents = await createMongoDocuments(client, config.mongo.db);
+    return { documents, blobs: createGridFsBlobs(db), mongo: db, sqlite: null, close: () => client.close() };
   }
-
-  let analytics: Analytics;
-  if (config.clickhouse) {
-    const { createClickHouseAnalytics } = await import('../adapters/analytics/clickhouse.ts');
-    analytics = await createClickHouseAnalytics(config.clickhouse);
-  } else {
-    const { createSqliteAnalytics } = await import('../adapters/analytics/sqlite.ts');
-    analytics = createSqliteAnalytics(embeddedDb());
-  }
-
-  let counters: Counters;
-  if (config.redisUrl) {
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    const { createRedisCounters } = await import('../adapters/counters/redis.ts');
-    counters = createRedisCounters(redis);
-  } else {
-    const { createMemoryCounters } = await import('../adapters/counters/memory.ts');
-    counters = createMemoryCounters();
-  }
-
-  const engine: SpeechEngine = await createEngine(config);
-
-  // Closed last-opened first; the embedded database file goes last.
-  closers.unshift(() => documents.close(), () => bus.close(), () => analytics.close(), () => counters.close(), () => blobs.close(), () => engine.close());
-
-  const billing = billingFor(config, documents, metrics);
-  const catalog = createVoiceCatalog({ engines: config.engines, voices: config.voices, defaultVoiceId: config.defaultVoiceId, clones: documents.clones });
-  const downloads = createDownloadLinks(config.urlSigningSecret, config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`);
-
-  const keys = createKeyAuthenticator(documents);
-  const services: CoreServices = { config, logger, metrics, documents, bus, counters, blobs, analytics, engine, billing, catalog, downloads, keys };
-  return {
-    services,
-    async close() {
-      for (const close of closers) {
-        try {
-          await close();
-        } catch (err) {
-          logger.warn('error while closing an adapter', { err: err as Error });
-        }
-      }
-    },
-  };
+  const { createSqliteDocuments } = await import('../adapters/documents/sqlite.ts');
+  const { createDirectoryBlobs } = await import('../adapters/blobs/directory.ts');
+  const sqlite = embeddedDb();
+  const documents = createSqliteDocuments(sqlite);
+  return { documents, blobs: createDirectoryBlobs(path.join(config.dataDir, 'blobs')), mongo: null, sqlite, close: async () => undefined };
 }
 
-/** The billing service as configured. */
+/** The billing service as configured (the API and the admin CLI build it the same way). */
 export function billingFor(config: Config, documents: Documents, metrics?: Metrics) {
   return createBillingService({
     documents,
@@ -112,36 +63,155 @@ export function billingFor(config: Config, documents: Documents, metrics?: Metri
   });
 }
 
-/**
- * The system of record: documents and blobs, on MongoDB (with GridFS) when
- * configured, else on the embedded file and data directory.
- */
-async function openRecords(config: Config, embeddedDb: () => EmbeddedDb): Promise<{ documents: Documents; blobs: Blobs; close?: () => Promise<void> }> {
-  if (config.mongo) {
-    const { MongoClient } = await import('mongodb');
-    const client = new MongoClient(config.mongo.url);
-    await client.connect();
-    const { createMongoDocuments } = await import('../adapters/documents/mongo.ts');
-    const { createGridFsBlobs } = await import('../adapters/blobs/gridfs.ts');
-    return {
-      documents: await createMongoDocuments(client, config.mongo.db),
-      blobs: createGridFsBlobs(client.db(config.mongo.db)),
-      close: () => client.close(),
-    };
-  }
-  const { createSqliteDocuments } = await import('../adapters/documents/sqlite.ts');
-  const { createDirectoryBlobs } = await import('../adapters/blobs/directory.ts');
-  return { documents: createSqliteDocuments(embeddedDb()), blobs: createDirectoryBlobs(path.join(config.dataDir, 'blobs')) };
+const recordsRef = createServiceRef<SystemOfRecord>('core.internal.records');
+const rootLoggerRef = createServiceRef<Logger>('core.internal.root-logger');
+
+export interface CoreFactoryOptions {
+  metrics?: Metrics;
+  lifecycle: Lifecycle;
+  /** engine features of the loaded plugins (`GET /engines` lists only these) */
+  engineFeatures: () => Set<string>;
 }
 
-/** Documents alone, for the admin CLI: no bus, engine or server. */
+/** Core's factories, and `closeLast` for the embedded file, which every embedded adapter shares and which closes after them. */
+export function coreServiceFactories(config: Config, options: CoreFactoryOptions): { factories: ServiceFactory<any, any>[]; closeLast(): void } {
+  const none = {};
+  let embedded: EmbeddedDb | null = null;
+  // Opened on first use only: a deployment on MongoDB, Kafka and ClickHouse never creates the file.
+  const embeddedDb = () => (embedded ??= openEmbeddedDb(config.dataDir));
+  const factories = [
+    createServiceFactory({ ref: coreServices.config, deps: none, create: () => config }),
+    createServiceFactory({ ref: rootLoggerRef, deps: none, create: () => createLogger(config.logLevel) }),
+    createServiceFactory({
+      ref: coreServices.logger, deps: { root: rootLoggerRef },
+      create: ({ root }, requester) => (requester.pluginId === 'core' ? root : root.child({ plugin: requester.pluginId })),
+    }),
+    createServiceFactory({ ref: coreServices.metrics, deps: none, create: () => options.metrics ?? createMetrics() }),
+    createServiceFactory({ ref: coreServices.lifecycle, deps: none, create: () => options.lifecycle }),
+    createServiceFactory({
+      ref: recordsRef, deps: none,
+      // Asked for lazily: a MongoDB deployment never opens the embedded file for records.
+      create: () => openSystemOfRecord(config, embeddedDb),
+      close: async (records) => {
+        await records.documents.close();
+        await records.blobs.close();
+        await records.close();
+      },
+    }),
+    createServiceFactory({ ref: coreServices.documents, deps: { records: recordsRef }, create: ({ records }) => records.documents }),
+    createServiceFactory({ ref: coreServices.jobs, deps: { records: recordsRef }, create: ({ records }) => records.documents.jobs }),
+    createServiceFactory({ ref: coreServices.webhooks, deps: { records: recordsRef }, create: ({ records }) => records.documents.webhooks }),
+    createServiceFactory({ ref: coreServices.blobs, deps: { records: recordsRef }, create: ({ records }) => records.blobs }),
+    createServiceFactory({
+      ref: coreServices.database, deps: { records: recordsRef },
+      create: ({ records }, requester): PluginDatabase => pluginDatabase(records, requester.pluginId),
+    }),
+    createServiceFactory({
+      ref: coreServices.bus, deps: { metrics: coreServices.metrics },
+      create: async ({ metrics }) => instrumentBus(await openBus(config, embeddedDb), metrics),
+      close: (bus) => bus.close(),
+    }),
+    createServiceFactory({
+      ref: coreServices.publisher([]), deps: { bus: coreServices.bus },
+      create: ({ bus }, requester) => scopedPublisher(bus, requester.pluginId, (requester.options as { topics: string[] }).topics),
+    }),
+    createServiceFactory({
+      ref: coreServices.analytics, deps: none,
+      create: () => openAnalytics(config, embeddedDb),
+      close: (analytics) => analytics.close(),
+    }),
+    createServiceFactory({ ref: coreServices.counters, deps: none, create: () => openCounters(config), close: (counters) => counters.close() }),
+    createServiceFactory({
+      ref: coreServices.billing, deps: { documents: coreServices.documents, metrics: coreServices.metrics },
+      create: ({ documents, metrics }) => billingFor(config, documents, metrics),
+    }),
+    createServiceFactory({
+      ref: coreServices.catalog, deps: { documents: coreServices.documents },
+      create: ({ documents }) => createVoiceCatalog({
+        engines: config.engines.map((e) => ({ ...e, features: e.features.filter((f) => options.engineFeatures().has(f)) })),
+        voices: config.voices, defaultVoiceId: config.defaultVoiceId, clones: documents.clones,
+      }),
+    }),
+    createServiceFactory({
+      ref: coreServices.downloads, deps: none,
+      create: () => createDownloadLinks(config.urlSigningSecret, config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`),
+    }),
+    createServiceFactory({ ref: coreServices.keys, deps: { documents: coreServices.documents }, create: ({ documents }) => createKeyAuthenticator(documents) }),
+  ];
+  return {
+    factories,
+    closeLast() {
+      embedded?.close();
+      embedded = null;
+    },
+  };
+}
+
+async function openBus(config: Config, embeddedDb: () => EmbeddedDb): Promise<Bus> {
+  if (config.kafka) {
+    const { createKafkaBus } = await import('../adapters/bus/kafka.ts');
+    return createKafkaBus(config.kafka);
+  }
+  const { createLocalBus } = await import('../adapters/bus/local.ts');
+  return createLocalBus(embeddedDb());
+}
+
+async function openAnalytics(config: Config, embeddedDb: () => EmbeddedDb): Promise<Analytics> {
+  if (config.clickhouse) {
+    const { createClickHouseAnalytics } = await import('../adapters/analytics/clickhouse.ts');
+    return createClickHouseAnalytics(config.clickhouse);
+  }
+  const { createSqliteAnalytics } = await import('../adapters/analytics/sqlite.ts');
+  return createSqliteAnalytics(embeddedDb());
+}
+
+async function openCounters(config: Config): Promise<Counters> {
+  if (config.redisUrl) {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    const { createRedisCounters } = await import('../adapters/counters/redis.ts');
+    return createRedisCounters(redis);
+  }
+  const { createMemoryCounters } = await import('../adapters/counters/memory.ts');
+  return createMemoryCounters();
+}
+
+function pluginDatabase(records: SystemOfRecord, pluginId: string): PluginDatabase {
+  const prefix = `${pluginId.replace(/-/g, '_')}_`;
+  return {
+    kind: records.mongo ? 'mongo' : 'sqlite',
+    prefix,
+    sqlite() {
+      if (!records.sqlite) throw new Error(`plugin "${pluginId}" asked for SQLite, but the system of record is MongoDB`);
+      return records.sqlite;
+    },
+    mongo() {
+      if (!records.mongo) throw new Error(`plugin "${pluginId}" asked for MongoDB, but the system of record is the embedded file`);
+      return records.mongo;
+    },
+  };
+}
+
+/** A publisher limited to the topics a plugin declared: publishing elsewhere is a programming error. */
+function scopedPublisher(bus: Bus, pluginId: string, topics: string[]): Publisher {
+  const allowed = new Set(topics);
+  return {
+    publish(topic, messages) {
+      if (!allowed.has(topic)) throw new Error(`plugin "${pluginId}" publishes to "${topic}" but declared only ${topics.join(', ') || 'no topics'}`);
+      return bus.publish(topic, messages);
+    },
+  };
+}
+
+/** Documents alone (the admin CLI): no bus, engine or server. */
 export async function openDocumentsOnly(config: Config): Promise<{ documents: Documents; close(): Promise<void> }> {
   let db: EmbeddedDb | null = null;
-  const records = await openRecords(config, () => (db ??= openEmbeddedDb(config.dataDir)));
+  const records = await openSystemOfRecord(config, () => (db ??= openEmbeddedDb(config.dataDir)));
   return {
     documents: records.documents,
     async close() {
-      await records.close?.();
+      await records.documents.close();
+      await records.close();
       db?.close();
     },
   };

@@ -1,3 +1,7 @@
+import type { VoiceProfile, VoiceRender } from '../../config/voices.ts';
+
+export type { VoiceProfile, VoiceRender };
+
 /**
  * Engine port: text in, 16-bit mono PCM out as an async stream, cancellable
  * with an AbortSignal so a client that disconnects stops the work at once.
@@ -5,22 +9,6 @@
  * ONNX Piper/VITS, and the remote client of the inference service).
  */
 
-export interface VoiceProfile {
-  /** catalogue id, e.g. `vi-north-female-1` */
-  id: string;
-  name: string;
-  description: string | null;
-  gender: 'female' | 'male' | null;
-  region: 'north' | 'central' | 'south' | null;
-  engine: string;
-  kind: 'catalog' | 'cloned';
-  /** engine-specific rendering parameters (espeak voice, pitch; onnx model dir, speaker id) */
-  render: VoiceRender;
-}
-
-export type VoiceRender =
-  | { backend: 'espeak'; espeakVoice: string; variant?: string; pitch?: number; wordsPerMinute?: number }
-  | { backend: 'onnx'; modelDir: string; speakerId?: number };
 
 export interface SynthesisRequest {
   /** prepared text (after text preparation); may contain kept cue tags */

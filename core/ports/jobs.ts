@@ -1,4 +1,4 @@
-import type { Charge } from '../billing/service.ts';
+import type { Charge } from './charge.ts';
 
 /**
  * Jobs port (part of the documents system of record): `POST /tts` jobs and

@@ -1,17 +1,21 @@
 import { definePlugin } from '../../core/plugin.ts';
+import { coreServices } from '../../core/services.ts';
 
 /** `GET /balance`: what the key's account can spend now (SPEC: Balance). */
 export default definePlugin({
-  name: 'account',
-  version: '1.0.0',
+  id: 'account',
+  version: '2.0.0',
+  coreApi: 2,
   description: 'Token balance of the key and its account',
-  setup(plugin) {
-    plugin.route({
+  deps: { billing: coreServices.billing, config: coreServices.config },
+  register({ deps, route }) {
+    route({
       method: 'GET', path: '/balance', auth: 'required', name: 'balance',
-      perMinute: plugin.config.limits.accountRoutesPerMinute,
+      perMinute: deps.config.limits.accountRoutesPerMinute,
+      summary: 'What the key can spend now',
       handler: async (ctx) => {
         const auth = ctx.state.auth!;
-        ctx.body = await plugin.billing.balance({ accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId });
+        ctx.body = await deps.billing.balance({ accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId });
       },
     });
   },

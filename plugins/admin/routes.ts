@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { timingSafeEqual } from 'node:crypto';
-import type { CoreServices } from '../../core/plugin.ts';
+import type { Documents } from '../../core/ports/documents.ts';
+import type { BillingService } from '../../core/billing/service.ts';
+import type { KeyAuthenticator } from '../../core/http/auth.ts';
 import { ApiError } from '../../core/errors.ts';
 import { validate } from '../../core/http/validate.ts';
 import { createAdminService } from './service.ts';
@@ -17,15 +19,31 @@ function sameSecret(a: string, b: string): boolean {
  * Admin HTTP API under /admin/v1, guarded by the ADMIN_TOKEN bearer token.
  * Disabled (403) when no ADMIN_TOKEN is configured.
  */
-export function adminRouter(services: CoreServices): Router {
+export interface AdminDeps {
+  documents: Documents;
+  billing: BillingService;
+  keys: KeyAuthenticator;
+  /** ADMIN_TOKEN; null disables the API */
+  token: string | null;
+}
+
+export function adminRouter(services: AdminDeps): Router {
   const admin = createAdminService({ documents: services.documents, billing: services.billing });
   const router = new Router({ prefix: '/admin/v1' });
 
   router.use(async (ctx, next) => {
-    const token = services.config.adminToken;
+    const token = services.token;
     if (!token) throw new ApiError(403, 'The admin API is disabled: set ADMIN_TOKEN to enable it.', { code: 'ADMIN_DISABLED' });
     const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     if (!match || !sameSecret(match[1].trim(), token)) throw new ApiError(401, 'Admin token missing or wrong.');
+    await next();
+  });
+  router.use(async (ctx, next) => {
+    // A body in any other type would be read as empty and silently ignored.
+    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+    if (hasBody && !ctx.is('application/json')) {
+      throw new ApiError(415, 'Send the request body as JSON with Content-Type: application/json.', { code: 'UNSUPPORTED_MEDIA_TYPE' });
+    }
     await next();
   });
   router.use(koaBody({ json: true, urlencoded: false, text: false, jsonStrict: true }));

@@ -1,48 +1,56 @@
-import type { PluginContext, RouteContext } from '../../core/plugin.ts';
-import { validate } from '../../core/http/validate.ts';
+import type { RouteRegistrar } from '../../core/plugin.ts';
+import type { VoiceCatalog } from '../../core/catalog.ts';
+import type { BillingService } from '../../core/billing/service.ts';
+import type { Logger } from '../../core/logger.ts';
 import { engineQuery } from './schemas.ts';
 import { EMOTIONS, CUE_TAGS, STYLES_BY_ENGINE } from '../../config/emotions.ts';
 
-export function registerCatalogRoutes(plugin: PluginContext): void {
-  plugin.route({
-    method: 'GET', path: '/engines', auth: 'none', name: 'engines',
-    handler: async (ctx: RouteContext) => {
-      ctx.body = { engines: plugin.catalog.engines(), globalMultiplier: plugin.billing.globalMultiplier };
+export interface CatalogDeps {
+  catalog: VoiceCatalog;
+  billing: BillingService;
+  logger: Logger;
+}
+
+export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps): void {
+  route({
+    method: 'GET', path: '/engines', auth: 'none', name: 'engines', summary: 'Engines served and their billing multipliers',
+    handler: async (ctx) => {
+      ctx.body = { engines: deps.catalog.engines(), globalMultiplier: deps.billing.globalMultiplier };
     },
   });
 
-  plugin.route({
-    method: 'GET', path: '/emotion-tags', auth: 'none', name: 'emotion_tags',
-    handler: async (ctx) => {
-      const { engine } = validate(engineQuery, ctx.query);
-      const key = plugin.catalog.resolveEngine(engine);
+  route({
+    method: 'GET', path: '/emotion-tags', auth: 'none', name: 'emotion_tags', summary: 'Reading styles and inline cue tags of an engine',
+    request: { query: engineQuery },
+    handler: async (ctx, { query }) => {
+      const key = deps.catalog.resolveEngine(query.engine);
       ctx.body = { engine: key, styles: STYLES_BY_ENGINE[key] ?? [], cueTags: CUE_TAGS, emotions: EMOTIONS };
     },
   });
 
-  plugin.route({
-    method: 'GET', path: '/voices', auth: 'optional', name: 'voices',
-    handler: async (ctx) => {
-      const { engine } = validate(engineQuery, ctx.query);
-      const key = plugin.catalog.resolveEngine(engine);
+  route({
+    method: 'GET', path: '/voices', auth: 'optional', name: 'voices', summary: 'Voices of an engine; a key adds your cloned voices',
+    request: { query: engineQuery },
+    handler: async (ctx, { query }) => {
+      const key = deps.catalog.resolveEngine(query.engine);
       try {
-        const voices = await plugin.catalog.list({ engine: key, accountId: ctx.state.auth?.accountId ?? null });
+        const voices = await deps.catalog.list({ engine: key, accountId: ctx.state.auth?.accountId ?? null });
         ctx.body = { voices, count: voices.length };
       } catch (err) {
         // The catalogue itself is static; only the account's clones can fail to load.
-        plugin.logger.warn('cloned voices could not be read', { err: err as Error });
-        const voices = await plugin.catalog.list({ engine: key, accountId: null });
+        deps.logger.warn('cloned voices could not be read', { err: err as Error });
+        const voices = await deps.catalog.list({ engine: key, accountId: null });
         ctx.body = { voices, count: voices.length, error: 'Your cloned voices could not be read right now; the catalogue is complete.' };
       }
     },
   });
 
-  plugin.route({
-    method: 'GET', path: '/audio/voices', auth: 'required', name: 'audio_voices',
-    handler: async (ctx) => {
-      const { engine } = validate(engineQuery, ctx.query);
-      const key = plugin.catalog.resolveEngine(engine);
-      const voices = await plugin.catalog.list({ engine: key, accountId: null });
+  route({
+    method: 'GET', path: '/audio/voices', auth: 'required', name: 'audio_voices', summary: 'Voice ids of an engine (compatible listing)',
+    request: { query: engineQuery },
+    handler: async (ctx, { query }) => {
+      const key = deps.catalog.resolveEngine(query.engine);
+      const voices = await deps.catalog.list({ engine: key, accountId: null });
       ctx.body = { voices: voices.map((v) => v.id) };
     },
   });

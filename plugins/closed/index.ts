@@ -1,5 +1,6 @@
 import { definePlugin } from '../../core/plugin.ts';
-import { ApiError } from '../../core/errors.ts';
+import { coreServices } from '../../core/services.ts';
+import { DomainError } from '../../core/errors.ts';
 
 /** Cloning moved to the web studio on 2026-09-23: these routes answer 410 before any billing or GPU work. */
 const CLOSED_ROUTES = [
@@ -11,17 +12,20 @@ const CLOSED_ROUTES = [
 ] as const;
 
 export default definePlugin({
-  name: 'closed',
-  version: '1.0.0',
+  id: 'closed',
+  version: '2.0.0',
+  coreApi: 2,
   description: 'Closed cloning routes (410 CLONE_WEB_ONLY)',
-  setup(plugin) {
-    for (const route of CLOSED_ROUTES) {
-      plugin.route({
-        method: route.method, path: route.path, auth: 'optional', name: route.name, tracked: true, body: 'none',
+  deps: { config: coreServices.config },
+  register({ deps, route }) {
+    for (const closed of CLOSED_ROUTES) {
+      route({
+        method: closed.method, path: closed.path, auth: 'optional', name: closed.name, tracked: true, body: 'none',
+        summary: 'Closed: cloning is done in the web studio',
         handler: async () => {
-          throw new ApiError(410, 'Voice cloning is no longer available through the API. Create cloned voices in the web studio; they then work as voiceId on POST /tts and POST /tts/stream.', {
+          throw new DomainError('gone', 'Voice cloning is no longer available through the API. Create cloned voices in the web studio; they then work as voiceId on POST /tts and POST /tts/stream.', {
             code: 'CLONE_WEB_ONLY',
-            extra: { cloneUrl: plugin.config.cloneUrl },
+            extra: { cloneUrl: deps.config.cloneUrl },
           });
         },
       });

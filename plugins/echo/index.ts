@@ -1,24 +1,27 @@
 import Joi from 'joi';
 import { definePlugin } from '../../core/plugin.ts';
-import { validate } from '../../core/http/validate.ts';
-
-const body = Joi.object({ text: Joi.string().max(500).required() });
+import { coreServices } from '../../core/services.ts';
 
 export default definePlugin({
-  name: 'echo',
+  id: 'echo',
   version: '1.0.0',
+  coreApi: 2,
   description: 'Prices a text without speaking it',
-  setup(plugin) {
-    plugin.route({
+  // The services it uses, and nothing else: it receives exactly these.
+  deps: { billing: coreServices.billing, catalog: coreServices.catalog },
+  // Its own setting, validated at start-up with the rest (ECHO_MAX_CHARS=2000).
+  config: Joi.object<{ ECHO_MAX_CHARS: number }>({ ECHO_MAX_CHARS: Joi.number().integer().min(1).default(500) }),
+  register({ deps, config, route }) {
+    route({
       method: 'POST',
       path: '/echo/price',
       auth: 'required',        // 401 without a key; ctx.state.auth with one
       rateClass: 'speech',     // 300 requests per minute per key
       name: 'echo_price',      // logical route name in metrics and usage
-      handler: async (ctx) => {
-        const { text } = validate(body, ctx.request.body); // 400 with one message per field
-        const engine = plugin.catalog.defaultEngine();
-        ctx.body = { engine, ...plugin.billing.price({ text, engine, aiRefine: false }) };
+      request: { body: Joi.object<{ text: string }>({ text: Joi.string().max(config.ECHO_MAX_CHARS).required() }) },
+      handler: async (ctx, { body }) => { // body validated by core: 400 with one message per field
+        const engine = deps.catalog.defaultEngine();
+        ctx.body = { engine, ...deps.billing.price({ text: body.text, engine, aiRefine: false }) };
       },
     });
   },

@@ -1,15 +1,27 @@
 import { definePlugin } from '../../core/plugin.ts';
+import { coreServices } from '../../core/services.ts';
+import { TOPICS } from '../../core/ports/bus.ts';
 import { createJobsService } from './service.ts';
 import { registerJobRoutes } from './routes.ts';
-import { startStaleCopySweeper } from './sweeper.ts';
 
-/** Asynchronous jobs: `POST /tts`, `GET /tts/{jobId}`, `GET /tts?ids=`. Rendering is the inference role's worker. */
+/** Asynchronous jobs: `POST /tts`, `GET /tts/{jobId}`, `GET /tts?ids=`. Rendering is the inference module's worker. */
 export default definePlugin({
-  name: 'jobs',
-  version: '1.0.0',
+  id: 'jobs',
+  version: '2.0.0',
+  coreApi: 2,
   description: 'Asynchronous TTS jobs with idempotency, content cache and queue limits',
-  setup(plugin) {
-    registerJobRoutes(plugin, createJobsService(plugin));
-    plugin.worker({ name: 'stale-copy-sweeper', role: 'api', start: async () => startStaleCopySweeper(plugin) });
+  engineFeatures: ['generate', 'clone'],
+  deps: {
+    jobs: coreServices.jobs,
+    catalog: coreServices.catalog,
+    billing: coreServices.billing,
+    blobs: coreServices.blobs,
+    downloads: coreServices.downloads,
+    publisher: coreServices.publisher([TOPICS.jobs]),
+    counters: coreServices.counters,
+    config: coreServices.config,
+  },
+  register({ deps, route }) {
+    registerJobRoutes(route, deps.counters.idempotency, createJobsService(deps));
   },
 });

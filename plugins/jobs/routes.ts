@@ -1,22 +1,23 @@
-import type { PluginContext } from '../../core/plugin.ts';
-import { validate } from '../../core/http/validate.ts';
+import type { RouteRegistrar } from '../../core/plugin.ts';
+import type { IdempotencyStore } from '../../core/ports/counters.ts';
 import { runIdempotent } from '../../core/http/idempotency.ts';
-import { batchQuery, submitJobBody } from './schemas.ts';
+import { batchQuery, submitJobBody, type SubmitJobBody } from './schemas.ts';
 import type { createJobsService } from './service.ts';
 
 type JobsService = ReturnType<typeof createJobsService>;
 
-export function registerJobRoutes(plugin: PluginContext, service: JobsService): void {
-  plugin.route({
+export function registerJobRoutes(route: RouteRegistrar, idempotency: IdempotencyStore, service: JobsService): void {
+  route<SubmitJobBody, unknown>({
     method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: '512kb',
-    handler: async (ctx) => {
+    summary: 'Submit a speech job',
+    request: { body: submitJobBody },
+    handler: async (ctx, { body }) => {
       const auth = ctx.state.auth!;
       const idempotencyKey = ctx.get('idempotency-key') || undefined;
       if (idempotencyKey !== undefined) ctx.set('Idempotency-Key', idempotencyKey);
-      const result = await runIdempotent(plugin.counters.idempotency, auth.keyId, idempotencyKey, ctx.request.body, async () => {
-        const body = validate(submitJobBody, ctx.request.body);
-        return service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome });
-      });
+      // The fingerprint is of the body as sent, so a replay matches whatever defaults apply.
+      const result = await runIdempotent(idempotency, auth.keyId, idempotencyKey, ctx.request.body, () =>
+        service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome }));
       if (result.replayed) {
         ctx.set('Idempotent-Replayed', 'true');
         // A replay charges nothing and is not a new request in usage.
@@ -27,18 +28,18 @@ export function registerJobRoutes(plugin: PluginContext, service: JobsService): 
     },
   });
 
-  plugin.route({
-    method: 'GET', path: '/tts/:jobId', auth: 'required', name: 'tts_get',
+  route({
+    method: 'GET', path: '/tts/:jobId', auth: 'required', name: 'tts_get', summary: 'Poll one job',
     handler: async (ctx) => {
       ctx.body = await service.getOne(ctx.params.jobId, ctx.state.auth!.accountId);
     },
   });
 
-  plugin.route({
-    method: 'GET', path: '/tts', auth: 'required', name: 'tts_batch',
-    handler: async (ctx) => {
-      const { ids } = validate(batchQuery, ctx.query) as unknown as { ids: string[] };
-      ctx.body = await service.getMany(ids, ctx.state.auth!.accountId);
+  route<unknown, { ids: string[] }>({
+    method: 'GET', path: '/tts', auth: 'required', name: 'tts_batch', summary: 'Poll up to 50 jobs',
+    request: { query: batchQuery },
+    handler: async (ctx, { query }) => {
+      ctx.body = await service.getMany(query.ids, ctx.state.auth!.accountId);
     },
   });
 }

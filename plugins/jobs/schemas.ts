@@ -7,7 +7,7 @@ export const submitJobBody = Joi.object<SubmitJobBody>(nativeSynthesisKeys).requ
 
 export const MAX_BATCH_IDS = 50;
 
-export const batchQuery = Joi.object({
+export const batchQuery = Joi.object<{ ids: string[] }>({
   ids: Joi.string()
     .required()
     .custom((value: string, helpers) => {

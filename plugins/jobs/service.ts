@@ -1,11 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { CoreServices } from '../../core/plugin.ts';
 import type { AuthContext } from '../../core/http/auth.ts';
-import type { JobRecord } from '../../core/ports/jobs.ts';
-import type { RequestBilling } from '../../core/billing/service.ts';
+import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
+import type { Blobs } from '../../core/ports/blobs.ts';
+import type { VoiceCatalog } from '../../core/catalog.ts';
+import type { DownloadLinks } from '../../core/downloads.ts';
+import type { Publisher } from '../../core/services.ts';
+import type { Config } from '../../config/load.ts';
+import type { BillingService, RequestBilling } from '../../core/billing/service.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { countCharacters } from '../../core/billing/pricing.ts';
@@ -29,9 +33,19 @@ export interface SubmitContext {
 }
 
 /** The job logic of `POST /tts` and the polls; no Koa in here. */
-export function createJobsService(services: CoreServices) {
-  const { documents, catalog, bus, downloads, config } = services;
-  const jobs = documents.jobs;
+/** The services the job routes use. */
+export interface JobsDeps {
+  jobs: JobsStore;
+  catalog: VoiceCatalog;
+  billing: BillingService;
+  blobs: Blobs;
+  downloads: DownloadLinks;
+  publisher: Publisher;
+  config: Config;
+}
+
+export function createJobsService(deps: JobsDeps) {
+  const { jobs, catalog, publisher, downloads, config } = deps;
 
   async function queueInfo(job: JobRecord) {
     if (job.status !== 'queued') return null;
@@ -50,20 +64,20 @@ export function createJobsService(services: CoreServices) {
 
       // Queue limits come before billing: a queue-full refusal moves no money.
       if ((await jobs.countActive()) >= config.limits.queueMaxDepth) {
-        throw new ApiError(429, 'The job queue is full. Retry in 15 seconds; nothing was charged.', { code: 'QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS });
+        throw new DomainError('limited', 'The job queue is full. Retry in 15 seconds; nothing was charged.', { code: 'QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS });
       }
       if ((await jobs.countActiveByAccount(c.auth.accountId)) >= config.limits.userQueueMax) {
-        throw new ApiError(429, `Your account already has ${config.limits.userQueueMax} jobs queued. Retry in 15 seconds; nothing was charged.`, {
+        throw new DomainError('limited', `Your account already has ${config.limits.userQueueMax} jobs queued. Retry in 15 seconds; nothing was charged.`, {
           code: 'USER_QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS,
         });
       }
 
       const characters = countCharacters(body.text);
-      const tokens = services.billing.priceCharacters({ characters, engine, aiRefine: body.aiRefine });
+      const tokens = deps.billing.priceCharacters({ characters, engine, aiRefine: body.aiRefine });
       c.outcome.characters = characters;
       const cacheKey = cacheKeyOf({ text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });
       const cached = await jobs.findCached(cacheKey);
-      const cachedPresent = cached && (await services.blobs.exists(cached.audioKey)) ? cached : null;
+      const cachedPresent = cached && (await deps.blobs.exists(cached.audioKey)) ? cached : null;
 
       const charge = await c.billing.charge({ engine, tokens });
       const now = new Date().toISOString();
@@ -77,7 +91,7 @@ export function createJobsService(services: CoreServices) {
       };
       try {
         await jobs.create(job);
-        if (!cachedPresent) await bus.publish(TOPICS.jobs, [{ id: job.id, key: job.id, value: { jobId: job.id } }]);
+        if (!cachedPresent) await publisher.publish(TOPICS.jobs, [{ id: job.id, key: job.id, value: { jobId: job.id } }]);
       } catch (err) {
         // Accepted money must not vanish: if the job could not be recorded or queued, give it back.
         await c.billing.refund(charge);
@@ -103,7 +117,7 @@ export function createJobsService(services: CoreServices) {
 
     async getOne(jobId: string, accountId: string): Promise<Record<string, unknown>> {
       const job = await jobs.get(jobId);
-      if (!job || job.accountId !== accountId) throw new ApiError(404, `Job ${jobId} not found.`, { code: 'JOB_NOT_FOUND' });
+      if (!job || job.accountId !== accountId) throw new DomainError('not_found', `Job ${jobId} not found.`, { code: 'JOB_NOT_FOUND' });
       return jobView(job, downloads, await queueInfo(job));
     },
 

@@ -1,17 +1,36 @@
 import { definePlugin } from '../../core/plugin.ts';
+import { coreServices } from '../../core/services.ts';
 import { registerSpeechRoutes } from './routes.ts';
 import { createSpeechService } from './service.ts';
+import { startStaleCopySweeper } from './sweeper.ts';
 
 /**
  * Synchronous and streaming speech: `POST /audio/speech` (the compatible
  * route), `POST /tts/stream` (length-prefixed frames) and `POST /agent/speech`
- * (the voice-agent webhook, raw PCM).
+ * (the voice-agent webhook, raw PCM). A non-streamed `/audio/speech` saves a
+ * copy whose id (`X-Service-Job-Id`) is read through `GET /tts/{id}`: that
+ * route belongs to the jobs plugin, so this one depends on it.
  */
 export default definePlugin({
-  name: 'speech',
-  version: '1.0.0',
+  id: 'speech',
+  version: '2.0.0',
+  coreApi: 2,
   description: 'Synchronous, framed-stream and voice-agent speech routes',
-  setup(plugin) {
-    registerSpeechRoutes(plugin, createSpeechService(plugin));
+  dependsOn: ['jobs'],
+  engineFeatures: ['generate', 'stream', 'clone'],
+  deps: {
+    config: coreServices.config,
+    logger: coreServices.logger,
+    catalog: coreServices.catalog,
+    billing: coreServices.billing,
+    engine: coreServices.engine,
+    jobs: coreServices.jobs,
+    blobs: coreServices.blobs,
+    counters: coreServices.counters,
+  },
+  register({ deps, route, worker }) {
+    registerSpeechRoutes(route, createSpeechService(deps));
+    // Saved copies are this plugin's rows: it fails the ones a crashed process left streaming.
+    worker({ name: 'stale-copy-sweeper', role: 'api', start: async () => startStaleCopySweeper(deps) });
   },
 });

@@ -1,6 +1,5 @@
-import type { PluginContext, RouteContext } from '../../core/plugin.ts';
-import { validate } from '../../core/http/validate.ts';
-import { agentSpeechBody, agentSpeechQuery, audioSpeechBody, ttsStreamBody } from './schemas.ts';
+import type { RouteContext, RouteRegistrar } from '../../core/plugin.ts';
+import { agentSpeechBody, agentSpeechQuery, audioSpeechBody, ttsStreamBody, type AgentSpeechBody, type AgentSpeechQuery, type AudioSpeechBody, type TtsStreamBody } from './schemas.ts';
 import type { Delivery, RequestScope, SpeechService } from './service.ts';
 
 function scopeOf(ctx: RouteContext): RequestScope {
@@ -22,28 +21,30 @@ async function respond(ctx: RouteContext, delivery: Delivery): Promise<void> {
   await sent;
 }
 
-export function registerSpeechRoutes(plugin: PluginContext, service: SpeechService): void {
-  plugin.route({
+export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechService): void {
+  route<AudioSpeechBody, unknown>({
     method: 'POST', path: '/audio/speech', auth: 'required', rateClass: 'speech', name: 'audio_speech', tracked: true, envelope: 'compat', jsonLimit: '512kb',
-    handler: async (ctx) => {
-      const body = validate(audioSpeechBody, ctx.request.body);
+    summary: 'Speech in the response (compatible with the widely used speech endpoint)',
+    request: { body: audioSpeechBody },
+    handler: async (ctx, { body }) => {
       await respond(ctx, await service.audioSpeech(body, scopeOf(ctx)));
     },
   });
 
-  plugin.route({
+  route<TtsStreamBody, unknown>({
     method: 'POST', path: '/tts/stream', auth: 'required', rateClass: 'speech', name: 'tts_stream', tracked: true, jsonLimit: '512kb',
-    handler: async (ctx) => {
-      const body = validate(ttsStreamBody, ctx.request.body);
+    summary: 'Low-latency framed audio stream',
+    request: { body: ttsStreamBody },
+    handler: async (ctx, { body }) => {
       await respond(ctx, await service.ttsStream(body, scopeOf(ctx)));
     },
   });
 
-  plugin.route({
+  route<AgentSpeechBody, AgentSpeechQuery>({
     method: 'POST', path: '/agent/speech', auth: 'required', extraKeyHeader: 'x-agent-secret', rateClass: 'speech', name: 'vapi_speech', tracked: true, jsonLimit: '512kb',
-    handler: async (ctx) => {
-      const query = validate(agentSpeechQuery, ctx.query);
-      const body = validate(agentSpeechBody, ctx.request.body);
+    summary: 'Custom-voice webhook for voice-agent platforms: raw PCM',
+    request: { body: agentSpeechBody, query: agentSpeechQuery },
+    handler: async (ctx, { body, query }) => {
       await respond(ctx, await service.agentSpeech(query, body, scopeOf(ctx)));
     },
   });

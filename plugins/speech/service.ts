@@ -6,7 +6,14 @@
  * the stream ended, and then ends the body.
  */
 import type { Writable } from 'node:stream';
-import type { CoreServices } from '../../core/plugin.ts';
+import type { Config } from '../../config/load.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { VoiceCatalog } from '../../core/catalog.ts';
+import type { BillingService } from '../../core/billing/service.ts';
+import type { SpeechEngine } from '../../core/ports/engine.ts';
+import type { JobsStore } from '../../core/ports/jobs.ts';
+import type { Blobs } from '../../core/ports/blobs.ts';
+import type { Counters } from '../../core/ports/counters.ts';
 import type { AuthContext } from '../../core/http/auth.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import type { VoiceProfile } from '../../core/ports/engine.ts';
@@ -54,7 +61,19 @@ interface BodySteps {
 
 const withRefund = (what: string) => `${what}; the tokens were refunded.`;
 
-export function createSpeechService(services: CoreServices) {
+/** The services the speech routes use. */
+export interface SpeechDeps {
+  config: Config;
+  logger: Logger;
+  catalog: VoiceCatalog;
+  billing: BillingService;
+  engine: SpeechEngine;
+  jobs: JobsStore;
+  blobs: Blobs;
+  counters: Counters;
+}
+
+export function createSpeechService(services: SpeechDeps) {
   const { catalog, config, logger } = services;
   const abandonMs = config.limits.streamAbandonSeconds * 1000;
   const heartbeatMs = config.limits.streamHeartbeatSeconds * 1000;
@@ -129,7 +148,7 @@ export function createSpeechService(services: CoreServices) {
       let copy: SavedCopy | null = null;
       if (!body.stream_format && started.first !== 'gone') {
         try {
-          copy = await SavedCopy.start({ jobs: services.documents.jobs, blobs: services.blobs, logger }, {
+          copy = await SavedCopy.start({ jobs: services.jobs, blobs: services.blobs, logger }, {
             accountId: scope.auth.accountId, keyId: scope.auth.keyId, text: body.input, voiceId: voice.id, voiceName: voice.name, engine, speed,
             aiRefine: body.aiRefine, characters: price.characters, charge: started.charge, format: output.format, sampleRate: output.sampleRate,
           });

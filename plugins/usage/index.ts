@@ -1,19 +1,22 @@
 import { definePlugin } from '../../core/plugin.ts';
-import { validate } from '../../core/http/validate.ts';
-import { usageQuery } from './schemas.ts';
+import { coreServices } from '../../core/services.ts';
+import { usageQuery, type UsageQuery } from './schemas.ts';
 import { usageReport } from './service.ts';
 
 /** `GET /usage`: totals and breakdowns from the analytics port (ClickHouse in production). */
 export default definePlugin({
-  name: 'usage',
-  version: '1.0.0',
+  id: 'usage',
+  version: '2.0.0',
+  coreApi: 2,
   description: 'Usage reports per key or account',
-  setup(plugin) {
-    plugin.route({
-      method: 'GET', path: '/usage', auth: 'required', name: 'usage', perMinute: plugin.config.limits.accountRoutesPerMinute,
-      handler: async (ctx) => {
-        const query = validate(usageQuery, ctx.query) as { from?: Date; to?: Date; scope: 'key' | 'account' };
-        ctx.body = await usageReport(plugin.analytics, ctx.state.auth!, query);
+  deps: { analytics: coreServices.analytics, config: coreServices.config },
+  register({ deps, route }) {
+    route<unknown, UsageQuery>({
+      method: 'GET', path: '/usage', auth: 'required', name: 'usage', perMinute: deps.config.limits.accountRoutesPerMinute,
+      summary: 'Usage of the key or its account over a window',
+      request: { query: usageQuery },
+      handler: async (ctx, { query }) => {
+        ctx.body = await usageReport(deps.analytics, ctx.state.auth!, query);
       },
     });
   },

@@ -1,6 +1,6 @@
 import type { Analytics } from '../../core/ports/analytics.ts';
 import type { AuthContext } from '../../core/http/auth.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from './schemas.ts';
 
 const DAY_MS = 86_400_000;
@@ -8,9 +8,9 @@ const DAY_MS = 86_400_000;
 export function usageWindow(from: Date | undefined, to: Date | undefined, now = new Date()): { from: Date; to: Date } {
   const end = to ?? now;
   const start = from ?? new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS);
-  if (start.getTime() > end.getTime()) throw new ApiError(400, ['from must be before to'], { param: 'from' });
+  if (start.getTime() > end.getTime()) throw new DomainError('invalid', ['from must be before to'], { param: 'from', code: 'VALIDATION_FAILED' });
   if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
-    throw new ApiError(400, [`the window from "from" to "to" may span at most ${MAX_WINDOW_DAYS} days`], { param: 'from' });
+    throw new DomainError('invalid', [`the window from "from" to "to" may span at most ${MAX_WINDOW_DAYS} days`], { param: 'from', code: 'VALIDATION_FAILED' });
   }
   return { from: start, to: end };
 }

@@ -1,40 +1,26 @@
 import { definePlugin } from '../../core/plugin.ts';
+import { coreServices } from '../../core/services.ts';
 import { systemResolver } from '../../core/net/destination.ts';
-import { startWebhookDispatcher } from '../../pipelines/webhook-dispatcher/index.ts';
 import { registerWebhookRoutes } from './routes.ts';
 import { createWebhookService } from './service.ts';
 
 /**
- * Webhooks: endpoint management under /webhooks (api role) and the
- * dispatcher that signs and delivers `tts.job.*` events (pipelines role).
+ * Webhook endpoint management under /webhooks (api role). Deliveries are the
+ * webhook dispatcher module's work (pipelines/webhook-dispatcher); both use
+ * the shared webhooks store.
  */
 export default definePlugin({
-  name: 'webhooks',
-  version: '1.0.0',
-  description: 'Webhook endpoints and signed, retried, SSRF-guarded delivery of job events',
-  setup(plugin) {
-    const store = plugin.documents.webhooks;
+  id: 'webhooks',
+  version: '2.0.0',
+  coreApi: 2,
+  description: 'Webhook endpoints: register, list, delete, rotate the secret, read deliveries',
+  deps: { store: coreServices.webhooks, documents: coreServices.documents, config: coreServices.config },
+  register({ deps, route }) {
     const service = createWebhookService({
-      store,
-      keys: plugin.documents.keys,
-      policy: { allowLoopback: plugin.config.webhooks.allowLoopback, resolve: systemResolver },
+      store: deps.store,
+      keys: deps.documents.keys,
+      policy: { allowLoopback: deps.config.webhooks.allowLoopback, resolve: systemResolver },
     });
-    registerWebhookRoutes(plugin, service);
-    plugin.worker({
-      name: 'dispatcher',
-      role: 'pipelines',
-      start: async () => {
-        const dispatcher = await startWebhookDispatcher({
-          store,
-          bus: plugin.bus,
-          blobs: plugin.blobs,
-          downloads: plugin.downloads,
-          logger: plugin.logger,
-          metrics: plugin.metrics,
-          config: plugin.config.webhooks,
-        });
-        return () => dispatcher.stop();
-      },
-    });
+    registerWebhookRoutes(route, service);
   },
 });

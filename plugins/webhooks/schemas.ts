@@ -8,7 +8,7 @@ export interface CreateWebhookBody {
   events: WebhookEventType[];
 }
 
-/** The URL rules themselves (https, no credentials, public address) live in pipelines/webhooks/destination.ts. */
+/** The URL rules themselves (https, no credentials, public address) live in core/net/destination.ts. */
 export const createWebhookBody = Joi.object<CreateWebhookBody>({
   url: Joi.string().trim().min(1).max(2048).required(),
   description: Joi.string().trim().max(500).allow('', null),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ApiError, errors } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 import type { KeysStore } from '../../core/ports/documents.ts';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksStore } from '../../core/ports/webhooks.ts';
 import { checkDestination, DestinationError, type DestinationPolicy } from '../../core/net/destination.ts';
@@ -74,7 +74,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   async function owned(accountId: string, endpointId: string): Promise<WebhookEndpoint> {
     const endpoint = await deps.store.getEndpoint(endpointId);
-    if (!endpoint || endpoint.accountId !== accountId) throw new ApiError(404, 'Webhook endpoint not found.', { code: 'WEBHOOK_NOT_FOUND' });
+    if (!endpoint || endpoint.accountId !== accountId) throw new DomainError('not_found', 'Webhook endpoint not found.', { code: 'WEBHOOK_NOT_FOUND' });
     return endpoint;
   }
 
@@ -83,7 +83,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await checkDestination(url, deps.policy);
     } catch (err) {
       if (!(err instanceof DestinationError)) throw err;
-      throw errors.badRequest([err.message], { code: REFUSAL_CODES[err.reason], param: 'url' });
+      throw new DomainError('invalid', [err.message], { code: REFUSAL_CODES[err.reason], param: 'url' });
     }
   }
 
@@ -91,7 +91,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     const key = await deps.keys.get(apiKeyId);
     // A key of another account is refused with the same words as an unknown one: ids are not probed this way.
     if (!key || key.accountId !== accountId || key.revokedAt) {
-      throw errors.badRequest(['apiKeyId must name an active API key of this account.'], { code: 'WEBHOOK_API_KEY_UNKNOWN', param: 'apiKeyId' });
+      throw new DomainError('invalid', ['apiKeyId must name an active API key of this account.'], { code: 'WEBHOOK_API_KEY_UNKNOWN', param: 'apiKeyId' });
     }
   }
 
@@ -142,7 +142,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const secret = newSigningSecret();
       const previousSecretExpiresAt = new Date(at.getTime() + PREVIOUS_SECRET_LIFETIME_MS).toISOString();
       const endpoint = await deps.store.rotateSecret(endpointId, { secret, createdAt: at.toISOString(), expiresAt: null }, previousSecretExpiresAt, at.toISOString());
-      if (!endpoint) throw new ApiError(404, 'Webhook endpoint not found.', { code: 'WEBHOOK_NOT_FOUND' });
+      if (!endpoint) throw new DomainError('not_found', 'Webhook endpoint not found.', { code: 'WEBHOOK_NOT_FOUND' });
       return { ...endpointView(endpoint), secret, previousSecretExpiresAt };
     },
   };

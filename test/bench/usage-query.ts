@@ -27,6 +27,7 @@ import { EVENT_ROW_TYPES, TABLES } from '../../core/adapters/analytics/clickhous
 import { sqlIdentifier, sqlNumber, sqlString, sqlStringList } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import type { Analytics, UsageReport } from '../../core/ports/analytics.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { coreServices } from '../../core/services.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -184,7 +185,7 @@ async function main(): Promise<void> {
     }
     console.log(`  merges settled: ${await parts()} active parts`);
 
-    analytics = platform.platform.services.analytics;
+    analytics = await platform.platform.service(coreServices.analytics);
     const to = new Date(nowMs);
     const from = new Date(nowMs - WINDOW_DAYS * DAY_MS);
     const medians = new Map<string, number>();

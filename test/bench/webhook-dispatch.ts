@@ -20,7 +20,7 @@ import { createDownloadLinks } from '../../core/downloads.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
-import { startWebhookDispatcher } from '../../pipelines/webhook-dispatcher/index.ts';
+import { startWebhookDispatcher } from '../../pipelines/webhook-dispatcher/dispatcher.ts';
 import { FakeBus, completedEvent } from '../helpers/webhook-harness.ts';
 import { makeTestPki, startReceiver } from '../helpers/webhook-receiver.ts';
 

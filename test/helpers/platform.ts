@@ -8,6 +8,8 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface TestPlatform {
   platform: Platform;
+  /** probes and metrics listener */
+  opsUrl: string;
   config: Config;
   url: string;
   dataDir: string;
@@ -25,7 +27,9 @@ export interface TestPlatform {
  */
 export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-test-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env } as NodeJS.ProcessEnv);
+  // bootstrap() goes through the admin API, so the admin plugin is always loaded.
+  const plugins = env.PLUGINS && !env.PLUGINS.split(',').includes('admin') ? { PLUGINS: `${env.PLUGINS},admin` } : {};
+  const config = loadConfig({ PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env, ...plugins } as NodeJS.ProcessEnv);
   const platform = await startPlatform(config, {});
   const url = platform.url!;
 
@@ -38,6 +42,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
 
   const test: TestPlatform = {
     platform,
+    opsUrl: platform.opsUrl,
     config,
     url,
     dataDir,

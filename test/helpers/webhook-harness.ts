@@ -8,7 +8,7 @@ import type { Documents } from '../../core/ports/documents.ts';
 import { jobEventId, type JobCompletedEvent, type JobFailedEvent } from '../../core/ports/job-events.ts';
 import type { WebhooksStore } from '../../core/ports/webhooks.ts';
 import type { Resolver } from '../../core/net/destination.ts';
-import { startWebhookDispatcher, type DispatcherOptions, type WebhookDispatcher } from '../../pipelines/webhook-dispatcher/index.ts';
+import { startWebhookDispatcher, type DispatcherOptions, type WebhookDispatcher } from '../../pipelines/webhook-dispatcher/dispatcher.ts';
 import { createWebhookService, type WebhookService } from '../../plugins/webhooks/service.ts';
 
 /**

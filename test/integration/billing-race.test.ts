@@ -1,7 +1,8 @@
 import test from 'ava';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
+import { coreServices } from '../../core/services.ts';
 
 let p: TestPlatform;
 test.before(async () => {
@@ -15,7 +16,7 @@ const PRICE = 195; // 50 characters x 3 x 1.3
 
 test('race: 200 concurrent charges against a grant that can pay exactly 37: 37 succeed, the rest are refused, the ledger holds 37 charges', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: PRICE * 37 + 100 } });
-  const { billing, documents } = p.platform.services;
+  const [billing, documents] = await Promise.all([p.platform.service(coreServices.billing), p.platform.service(coreServices.documents)]);
   const payer = { accountId: acct.accountId, keyId: acct.keyId, grantId: acct.grantId };
   const results = await Promise.allSettled(
     Array.from({ length: 200 }, (_, i) => billing.charge({ payer, engine: 'v4', tokens: PRICE, route: 'tts', requestId: `r${i}` })),
@@ -25,8 +26,8 @@ test('race: 200 concurrent charges against a grant that can pay exactly 37: 37 s
   t.is(ok.length, 37);
   t.is(refused.length, 163);
   for (const r of refused) {
-    t.true(r.reason instanceof ApiError);
-    t.true(['GRANT_TOKENS_EXHAUSTED', 'CONCURRENT_CONFLICT'].includes((r.reason as ApiError).code!));
+    t.true(r.reason instanceof DomainError);
+    t.true(['GRANT_TOKENS_EXHAUSTED', 'CONCURRENT_CONFLICT'].includes((r.reason as DomainError).code!));
   }
   const grant = (await documents.grants.get(acct.grantId))!;
   t.is(grant.usedTokens, PRICE * 37);
@@ -40,7 +41,7 @@ test('race: 200 concurrent charges against a grant that can pay exactly 37: 37 s
 test('a refund returns to the grant that paid, once, and the ledger reconciles', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 100 } });
   const gift = await (await p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 10_000, isGift: true } })).json();
-  const { billing, documents } = p.platform.services;
+  const [billing, documents] = await Promise.all([p.platform.service(coreServices.billing), p.platform.service(coreServices.documents)]);
   const payer = { accountId: acct.accountId, keyId: acct.keyId, grantId: acct.grantId };
   const charge = await billing.charge({ payer, engine: 'v4', tokens: PRICE, route: 'tts', requestId: 'x' });
   t.is(charge.grantId, gift.id, 'the own grant cannot pay, so the other active grant pays');
@@ -56,8 +57,8 @@ test('a refund returns to the grant that paid, once, and the ledger reconciles',
 test('one request is paid by one grant: nothing is split across grants', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 150 } });
   await p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 150 } });
-  const { billing } = p.platform.services;
+  const billing = await p.platform.service(coreServices.billing);
   const payer = { accountId: acct.accountId, keyId: acct.keyId, grantId: acct.grantId };
   const err = await t.throwsAsync(billing.charge({ payer, engine: 'v4', tokens: PRICE, route: 'tts', requestId: 'y' }));
-  t.is((err as ApiError).code, 'GRANT_TOKENS_EXHAUSTED');
+  t.is((err as DomainError).code, 'GRANT_TOKENS_EXHAUSTED');
 });

@@ -35,10 +35,15 @@ test('unknown routes get a 404 in the native envelope, never HTML', async (t) =>
   t.is(body.code, 'ROUTE_NOT_FOUND');
 });
 
-test('a wrong method on a known route is 405 in the native envelope', async (t) => {
+test('a wrong method on a known route is 405 in the native envelope, with Allow naming the methods it takes', async (t) => {
   const res = await p.api('/engines', { method: 'DELETE' });
   t.is(res.status, 405);
-  t.is((await res.json()).statusCode, 405);
+  t.is(res.headers.get('allow'), 'HEAD, GET');
+  const body = await res.json();
+  t.like(body, { statusCode: 405, code: 'METHOD_NOT_ALLOWED' });
+  const tts = await p.api('/tts', { method: 'PUT' });
+  t.is(tts.status, 405);
+  t.is(tts.headers.get('allow'), 'POST, HEAD, GET');
 });
 
 test('malformed JSON is a 400 with a clear message', async (t) => {
@@ -214,12 +219,14 @@ test('the admin API refuses a wrong token', async (t) => {
   t.is(res.status, 401);
 });
 
-test('/healthz, /readyz and /metrics are served outside /api/v1', async (t) => {
-  t.is((await fetch(`${p.url}/healthz`)).status, 200);
-  const ready = await fetch(`${p.url}/readyz`);
-  t.is(ready.status, 200);
-  t.like(await ready.json(), { status: 'ready' });
-  const metrics = await (await fetch(`${p.url}/metrics`)).text();
+test('/healthz and /readyz are served outside /api/v1 on both listeners; /metrics on the ops listener', async (t) => {
+  for (const base of [p.url, p.platform.opsUrl]) {
+    t.is((await fetch(`${base}/healthz`)).status, 200);
+    const ready = await fetch(`${base}/readyz`);
+    t.is(ready.status, 200);
+    t.like(await ready.json(), { status: 'ready' });
+  }
+  const metrics = await (await fetch(`${p.platform.opsUrl}/metrics`)).text();
   t.regex(metrics, /http_request_duration_seconds/);
   t.regex(metrics, /tokens_charged_total/);
   t.regex(metrics, /process_cpu_seconds_total/);
@@ -229,7 +236,7 @@ test('/metrics counts bus traffic per topic and reports consumer lag per group',
   const { apiKey } = await p.bootstrap();
   await p.api('/clone', { method: 'POST', key: apiKey });
   await new Promise((r) => setTimeout(r, 300));
-  const metrics = await (await fetch(`${p.url}/metrics`)).text();
+  const metrics = await (await fetch(`${p.platform.opsUrl}/metrics`)).text();
   t.regex(metrics, /bus_published_total\{topic="request\.outcomes"\} [1-9]/);
   t.regex(metrics, /bus_consumer_lag\{topic="request\.outcomes",group="usage-aggregator"\} \d+/);
   t.regex(metrics, /http_request_duration_seconds_count\{route="clone",method="POST",status="410"\} [1-9]/);

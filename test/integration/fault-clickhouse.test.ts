@@ -4,6 +4,7 @@ import type { OutcomeEvent } from '../../core/ports/analytics.ts';
 import { findClickHouseServer, startPrivateClickHouse, type PrivateClickHouse } from '../helpers/private-clickhouse.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { coreServices } from '../../core/services.ts';
 
 /**
  * The usage aggregator against a ClickHouse that goes away mid-traffic: a
@@ -46,7 +47,7 @@ if (!server) {
       USER_QUEUE_MAX: '10000',
     });
     const platform = p;
-    const { bus } = platform.platform.services;
+    const bus = await platform.platform.service(coreServices.bus);
     const acct = await platform.bootstrap({ grant: { totalTokens: 10_000_000 } });
 
     // A second group on the same topic keeps a copy of every event, to re-publish later.

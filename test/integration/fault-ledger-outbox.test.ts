@@ -10,6 +10,7 @@ import { defaultEngines } from '../../config/engines.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import { startTestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { coreServices } from '../../core/services.ts';
 
 test('the process dies between charges and their publish: on restart the ledger gets every entry exactly once and reconciles', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-outbox-'));
@@ -28,13 +29,13 @@ test('the process dies between charges and their publish: on restart the ledger 
 
   const p = await startTestPlatform({ DATA_DIR: dataDir });
   try {
-    const ledger = p.platform.services.documents.ledger;
+    const ledger = (await p.platform.service(coreServices.documents)).ledger;
     await waitFor(async () => (await ledger.sumByGrant(acct.grantId)).entries === 6, { what: 'six ledger entries' });
 
     // The relay may publish again if it dies before marking entries sent: the writer must not double them.
     const entries = await ledger.listByGrant(acct.grantId);
-    await p.platform.services.bus.publish(TOPICS.ledger, entries.map((e) => ({ id: e.id, key: e.grantId, value: e })));
-    await waitFor(async () => (await p.platform.services.bus.lag(TOPICS.ledger, 'ledger-writer')) === 0, { what: 'the writer to catch up' });
+    await (await p.platform.service(coreServices.bus)).publish(TOPICS.ledger, entries.map((e) => ({ id: e.id, key: e.grantId, value: e })));
+    await waitFor(async () => (await (await p.platform.service(coreServices.bus)).lag(TOPICS.ledger, 'ledger-writer')) === 0, { what: 'the writer to catch up' });
     const sums = await ledger.sumByGrant(acct.grantId);
     t.is(sums.entries, 6);
     t.is(sums.charged, 5 * 195);

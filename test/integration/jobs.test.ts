@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { coreServices } from '../../core/services.ts';
 
 let p: TestPlatform;
 test.before(async () => {
@@ -103,7 +104,7 @@ for (const bad of ['short', 'has space inside', 'x'.repeat(129), 'tab\tinside1']
 
 test('IDEMPOTENCY_IN_FLIGHT (409) while the first call is still running', async (t) => {
   const acct = await p.bootstrap();
-  const store = p.platform.services.counters.idempotency;
+  const store = (await p.platform.service(coreServices.counters)).idempotency;
   const body = { text: TEXT };
   const { fingerprint } = await import('../../core/http/idempotency.ts');
   await store.begin(`idem:${acct.keyId}:inflight-key-1`, fingerprint(body), 60);
@@ -259,9 +260,9 @@ test('when the key’s grant cannot pay, the oldest other active grant of the ac
   const acct = await p.bootstrap({ grant: { totalTokens: 100 } });
   const gift = await (await p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 5000, isGift: true } })).json();
   t.is((await submit(acct.apiKey, { text: TEXT })).res.status, 201);
-  const g = await p.platform.services.documents.grants.get(gift.id);
+  const g = await (await p.platform.service(coreServices.documents)).grants.get(gift.id);
   t.true(g!.usedTokens > 0);
-  const own = await p.platform.services.documents.grants.get(acct.grantId);
+  const own = await (await p.platform.service(coreServices.documents)).grants.get(acct.grantId);
   t.is(own!.usedTokens, 0);
 });
 

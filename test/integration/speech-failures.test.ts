@@ -10,14 +10,18 @@ import { waitFor } from '../helpers/wait.ts';
 import { readFrameStream } from '../helpers/frames.ts';
 import { failAfter, sleep, slowBy, stallAfter, tapEngine, type Behaviour, type EngineTap } from '../helpers/engine-tap.ts';
 import { SENTENCE, longText, priceOf, remainingTokens, startSpeechPlatform } from '../helpers/speech.ts';
+import { coreServices } from '../../core/services.ts';
+import type { SpeechEngine } from '../../core/ports/engine.ts';
 
 const HEARTBEAT_S = 0.2;
 const ABANDON_S = 1.5;
 
 let p: TestPlatform;
 let tap: EngineTap | null = null;
+let engine: SpeechEngine;
 test.before(async () => {
   p = await startSpeechPlatform({ STREAM_HEARTBEAT_SECONDS: String(HEARTBEAT_S), STREAM_ABANDON_SECONDS: String(ABANDON_S) });
+  engine = await p.platform.service(coreServices.engine);
 });
 test.afterEach.always(() => {
   tap?.restore();
@@ -28,7 +32,7 @@ test.after.always(async () => {
 });
 
 function useEngine(behaviour?: Behaviour): EngineTap {
-  tap = tapEngine(p.platform.services.engine, behaviour);
+  tap = tapEngine(engine, behaviour);
   return tap;
 }
 

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { coreServices } from '../../core/services.ts';
 
 let p: TestPlatform;
 test.before(async () => {
@@ -103,7 +104,7 @@ test('GET /usage defaults to the last 30 days', async (t) => {
 
 test('a malformed outcome event goes to request.outcomes.dlq and does not stall the events behind it', async (t) => {
   const acct = await p.bootstrap();
-  const { bus } = p.platform.services;
+  const bus = await p.platform.service(coreServices.bus);
   const bad = { id: 'out_bad_1', at: 'not a date', accountId: acct.accountId, route: 'tts', status: 201, result: 'ok' };
   await bus.publish('request.outcomes', [{ id: bad.id, key: acct.accountId, value: bad }]);
   t.is((await p.api('/tts', { method: 'POST', key: acct.apiKey, json: { text: TEXT } })).status, 201);

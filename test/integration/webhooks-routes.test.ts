@@ -1,59 +1,61 @@
 import test from 'ava';
-import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { loadConfig } from '../../config/load.ts';
-import { buildKoaApp } from '../../core/http/app.ts';
-import { createRuntime, type Runtime } from '../../core/kernel/runtime.ts';
 import { hashKey } from '../../core/http/auth.ts';
-import type { BackgroundWorker, CoreServices, PluginContext, RouteDefinition } from '../../core/plugin.ts';
+import type { BackgroundWorker, RegisterEnv, RouteDefinition } from '../../core/plugin.ts';
 import type { WebhooksStore } from '../../core/ports/webhooks.ts';
+import type { Documents } from '../../core/ports/documents.ts';
+import { coreServices } from '../../core/services.ts';
 import webhooksPlugin from '../../plugins/webhooks/index.ts';
+import dispatcherModule from '../../pipelines/webhook-dispatcher/index.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { fanOut } from '../../pipelines/webhook-dispatcher/fanout.ts';
 import { failedEvent } from '../helpers/webhook-harness.ts';
 
 /**
  * The management routes over HTTP, through core's real app and route phases
  * (auth, per-operation rate limit, validation, native error envelope), on
- * the embedded runtime with only the webhooks plugin. Destinations here are
+ * the embedded platform with only the webhooks plugin and no modules. Destinations here are
  * address literals, so the plugin's system resolver is never asked.
  */
 const routes: RouteDefinition[] = [];
 const workers: BackgroundWorker[] = [];
-const dataDir = mkdtempSync(path.join(tmpdir(), 'webhook-routes-'));
-let runtime: Runtime;
-let services: CoreServices;
+let platform: TestPlatform;
+let documents: Documents;
 let webhooks: WebhooksStore;
 let base = '';
-let server: http.Server;
 
 const KEY_A = `vn_sk_${'a'.repeat(32)}`;
 const KEY_A2 = `vn_sk_${'c'.repeat(32)}`;
 const KEY_B = `vn_sk_${'b'.repeat(32)}`;
 
 async function addKey(id: string, accountId: string, plaintext: string): Promise<void> {
-  await services.documents.keys.create({ id, accountId, grantId: `grant_${accountId}`, kind: 'live', hash: hashKey(plaintext), prefix: plaintext.slice(0, 10), name: null, createdAt: new Date().toISOString(), revokedAt: null });
+  await documents.keys.create({ id, accountId, grantId: `grant_${accountId}`, kind: 'live', hash: hashKey(plaintext), prefix: plaintext.slice(0, 10), name: null, createdAt: new Date().toISOString(), revokedAt: null });
+}
+
+/** What a feature registers, captured instead of served. */
+function capture(): RegisterEnv<any, any> {
+  return {
+    deps: {}, config: {},
+    route: (r) => void routes.push(r as RouteDefinition),
+    mount: () => undefined,
+    worker: (w) => void workers.push(w),
+    readiness: () => undefined,
+  };
 }
 
 test.before(async () => {
-  runtime = await createRuntime(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PLUGINS: 'webhooks' }));
-  services = runtime.services;
-  webhooks = services.documents.webhooks;
+  platform = await startTestPlatform({ PLUGINS: 'webhooks', MODULES: '' });
+  documents = await platform.platform.service(coreServices.documents);
+  webhooks = await platform.platform.service(coreServices.webhooks);
+  base = `${platform.url}/api/v1`;
   await addKey('key_a', 'acct_a', KEY_A);
   await addKey('key_a2', 'acct_a', KEY_A2);
   await addKey('key_b', 'acct_b', KEY_B);
-  await webhooksPlugin.setup({ ...services, route: (r) => void routes.push(r), worker: (w) => void workers.push(w) } as PluginContext);
-  server = http.createServer(buildKoaApp(services, routes).callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+  const env = capture();
+  await webhooksPlugin.register({ ...env, deps: { store: webhooks, documents, config: platform.config } });
+  await dispatcherModule.register(env);
 });
 test.after.always(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  await runtime?.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await platform?.stop();
 });
 
 async function call(method: string, path: string, key: string | null, json?: unknown) {
@@ -65,7 +67,7 @@ async function call(method: string, path: string, key: string | null, json?: unk
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-test('the plugin registers the six SPEC operations, key required, 10 to 30 per minute each, and a pipelines worker', (t) => {
+test('the plugin registers the six SPEC operations, key required, 10 to 30 per minute each; the dispatcher module a pipelines worker', (t) => {
   t.deepEqual(routes.map((r) => `${r.method} ${r.path} ${r.name}`), [
     'POST /webhooks webhooks_create',
     'GET /webhooks webhooks_list',
@@ -79,7 +81,7 @@ test('the plugin registers the six SPEC operations, key required, 10 to 30 per m
     t.true(r.perMinute! >= 10 && r.perMinute! <= 30);
     t.falsy(r.tracked);
   }
-  t.deepEqual(workers.map((w) => [w.name, w.role]), [['dispatcher', 'pipelines']]);
+  t.deepEqual(workers.map((w) => [w.name, w.role]), [['dispatcher', 'pipelines']], 'the dispatcher module delivers in the pipelines role');
 });
 
 test('POST /webhooks returns the endpoint with its secret once; reads never show it again', async (t) => {

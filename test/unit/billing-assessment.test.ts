@@ -3,6 +3,7 @@ import type { Grant } from '../../core/ports/documents.ts';
 import { assessGrant, payerCandidates, spendableNow } from '../../core/billing/assessment.ts';
 import { refusalFor } from '../../core/billing/refusals.ts';
 import { capWindows } from '../../core/billing/windows.ts';
+import { toApiError } from '../../core/http/envelopes.ts';
 
 const NOW = new Date('2026-11-21T05:00:00Z');
 const W = capWindows(NOW, 420);
@@ -66,22 +67,22 @@ const REFUSALS: Array<[string, Partial<Grant>, boolean, number, string]> = [
 
 for (const [rule, over, othersExist, status, code] of REFUSALS) {
   test(`refusal: ${rule}`, (t) => {
-    const err = refusalFor(assessGrant(grant(over), 195, 'v4', NOW, W), othersExist, 195);
+    const err = toApiError(refusalFor(assessGrant(grant(over), 195, 'v4', NOW, W), othersExist, 195));
     t.is(err.status, status);
     t.is(err.code, code);
   });
 }
 
 test('GRANT_EXPIRED carries no required field; exhausted carries remaining and required', (t) => {
-  const expired = refusalFor(assessGrant(grant({ expiresAt: '2026-11-01T00:00:00Z' }), 195, 'v4', NOW, W), true, 195);
+  const expired = toApiError(refusalFor(assessGrant(grant({ expiresAt: '2026-11-01T00:00:00Z' }), 195, 'v4', NOW, W), true, 195));
   t.is(expired.fields.required, undefined);
-  const short = refusalFor(assessGrant(grant({ usedTokens: 9_900 }), 195, 'v4', NOW, W), false, 195);
+  const short = toApiError(refusalFor(assessGrant(grant({ usedTokens: 9_900 }), 195, 'v4', NOW, W), false, 195));
   t.is(short.fields.remaining, 100);
   t.is(short.fields.required, 195);
 });
 
 test('daily limit carries resetAt, remaining and required, and no Retry-After', (t) => {
-  const err = refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 200 }), 195, 'v4', NOW, W), false, 195);
+  const err = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 200 }), 195, 'v4', NOW, W), false, 195));
   t.is(err.fields.resetAt, W.dayResetAt);
   t.is(err.fields.remaining, 100);
   t.is(err.fields.required, 195);

@@ -28,7 +28,8 @@ const BAD: Array<[string, Record<string, string>, RegExp]> = [
   ['ROLES must list known roles', { ROLES: 'api,gpu' }, /"ROLES" must be a comma-separated list/],
   ['MONGODB_URL must be a mongodb URI', { MONGODB_URL: 'http://x' }, /"MONGODB_URL" must be a valid uri/],
   ['GLOBAL_MULTIPLIER must be positive', { GLOBAL_MULTIPLIER: '-1' }, /"GLOBAL_MULTIPLIER" must be a positive number/],
-  ['ADMIN_TOKEN must be long enough', { ADMIN_TOKEN: 'short' }, /"ADMIN_TOKEN" length must be at least 16/],
+  ['METRICS_TOKEN must be long enough', { METRICS_TOKEN: 'short' }, /"METRICS_TOKEN" length must be at least 16/],
+  ['MODULES must name module folders', { MODULES: 'plugins/speech' }, /"MODULES" must be a comma-separated list of module folders/],
   ['VOICE_MODELS must name known voices', { VOICE_MODELS: 'nobody=/tmp/x' }, /VOICE_MODELS names unknown voice "nobody"/],
 ];
 

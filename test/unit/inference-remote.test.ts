@@ -147,12 +147,13 @@ test('the first-audio deadline does not cut off a stream that outlasts it', asyn
     override async *synthesize(request: SynthesisRequest): AsyncGenerator<PcmChunk> {
       for (let i = 0; i < 4; i++) {
         yield { pcm: Buffer.alloc(64, 1), sampleRate: request.sampleRate };
-        await new Promise((r) => setTimeout(r, 150));
+        // The stream as a whole (3 s) outlasts the deadline (2 s); only its first audio must meet it.
+        await new Promise((r) => setTimeout(r, 1000));
       }
     }
   }
   await withServer(new SlowEngine({ chunks: 0 }), async (base) => {
-    const remote = new RemoteEngine({ baseUrl: base, firstByteTimeoutMs: 200 });
+    const remote = new RemoteEngine({ baseUrl: base, firstByteTimeoutMs: 2000 });
     let bytes = 0;
     for await (const c of remote.synthesize({ text: 'Chào.', voice, speed: 1, sampleRate: 16000 })) bytes += c.pcm.length;
     t.is(bytes, 4 * 64);

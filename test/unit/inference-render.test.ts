@@ -1,6 +1,5 @@
 import test from 'ava';
 import { CATALOGUE } from '../../config/voices.ts';
-import type { CoreServices } from '../../core/plugin.ts';
 import type { JobRecord } from '../../core/ports/jobs.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
@@ -20,7 +19,7 @@ const services = {
   blobs,
   config: { moderationTerms: ['ma túy'] },
   catalog: { resolve: async () => CATALOGUE[0] },
-} as unknown as Pick<CoreServices, 'engine' | 'catalog' | 'config' | 'blobs'>;
+} as unknown as Parameters<typeof renderJobToBlob>[0];
 
 const job = (over: Partial<JobRecord>) => ({ voiceId: CATALOGUE[0].id, engine: 'v4', accountId: 'acc', speed: 1, aiRefine: false, text: '', ...over }) as JobRecord;
 

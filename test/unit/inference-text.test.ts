@@ -5,7 +5,8 @@ import { splitChunks } from '../../core/speechkit/text/split.ts';
 import { segmentCues } from '../../core/speechkit/text/cues.ts';
 import { EmbeddedRefiner, ModerationRefusal } from '../../core/speechkit/text/refiner.ts';
 import { refineForRequest } from '../../core/speechkit/text/refine.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
+import { toApiError } from '../../core/http/envelopes.ts';
 
 type Case = [rule: string, input: string, expected: string];
 
@@ -275,8 +276,9 @@ test('aiRefine then preparation: "x^2 = 4" ends fully spoken', async (t) => {
   t.is(normalizeText((await refiner.refine('x^2 = 4')).text), 'ích bình phương bằng bốn');
 });
 
-test('refineForRequest turns a moderation refusal into ApiError 422', (t) => {
-  const err = t.throws(() => refineForRequest('ma túy', ['ma túy']), { instanceOf: ApiError });
-  t.is(err!.status, 422);
+test('refineForRequest turns a moderation refusal into the unprocessable refusal (422)', (t) => {
+  const err = t.throws(() => refineForRequest('ma túy', ['ma túy']), { instanceOf: DomainError });
+  t.is(err!.kind, 'unprocessable');
+  t.is(toApiError(err).status, 422);
   t.is(refineForRequest('Xin chào AI', ['ma túy']).text, 'Xin chào ây ai');
 });

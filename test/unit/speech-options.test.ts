@@ -8,11 +8,12 @@ import { CATALOGUE, DEFAULT_VOICE_ID } from '../../config/voices.ts';
 import type { AudioFormat } from '../../core/speechkit/audio/index.ts';
 import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from '../../plugins/speech/options.ts';
 import { agentSpeechBody, audioSpeechBody, ttsStreamBody } from '../../plugins/speech/schemas.ts';
+import { toApiError } from '../../core/http/envelopes.ts';
 
 const catalog = createVoiceCatalog({ engines: defaultEngines(3), voices: CATALOGUE, defaultVoiceId: DEFAULT_VOICE_ID, clones: {} as ClonesStore });
 
 function refusal(t: import('ava').ExecutionContext, fn: () => unknown, status: number): ApiError {
-  const err = t.throws(fn, { instanceOf: ApiError })!;
+  const err = toApiError(t.throws(fn));
   t.is(err.status, status);
   return err;
 }

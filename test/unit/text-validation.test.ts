@@ -1,6 +1,7 @@
 import test from 'ava';
 import { validateReadableText, nonLatinShare, unreadableReason, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
+import { toApiError } from '../../core/http/envelopes.ts';
 
 const ACCEPTED: Array<[string, string]> = [
   ['plain Vietnamese', 'Xin chào, hôm nay trời đẹp quá.'],
@@ -31,10 +32,10 @@ const REFUSED: Array<[string, string, string]> = [
 
 for (const [rule, text, prefix] of REFUSED) {
   test(`text validation refuses (400, message only, no code): ${rule}`, (t) => {
-    const err = t.throws(() => validateReadableText(text), { instanceOf: ApiError });
-    t.is(err!.status, 400);
-    t.true((err!.messages as string).startsWith(prefix));
-    t.is(err!.code, undefined);
+    const err = toApiError(t.throws(() => validateReadableText(text), { instanceOf: DomainError }));
+    t.is(err.status, 400);
+    t.true((err.messages as string).startsWith(prefix));
+    t.is(err.code, undefined);
   });
 }
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { isApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { WebhookError } from '../../core/ports/webhooks.ts';
 import { isAllowedAddress, parseIPv4, parseIPv6 } from '../../core/net/addresses.ts';
@@ -140,9 +140,9 @@ for (const row of ROWS) {
       t.true('pinned' in row.expect, `registration should have refused ${row.url}`);
       t.is(created.status, 'ENABLED');
     } catch (err) {
-      if (!isApiError(err)) throw err;
+      if (!(err instanceof DomainError)) throw err;
       t.true('refused' in row.expect, `registration refused ${row.url}: ${err.message}`);
-      if ('refused' in row.expect) t.like(err, { status: 400, code: row.expect.refused });
+      if ('refused' in row.expect) t.like(err, { kind: 'invalid', code: row.expect.refused });
     }
     // delivery
     const { error, sentTo } = await deliverTo(h, row.url);

@@ -1,9 +1,9 @@
 /**
  * The refiner as request handlers use it: synchronous embedded rules, with a
- * moderation refusal already turned into the API's 422 so no plugin has to
+ * moderation refusal already turned into the domain's `unprocessable` refusal so no plugin has to
  * know the ModerationRefusal type.
  */
-import { ApiError } from '../../errors.ts';
+import { DomainError } from '../../errors.ts';
 import { ModerationList, ModerationRefusal } from './moderation.ts';
 import { refineText, type RefinedText } from './refiner.ts';
 
@@ -21,13 +21,13 @@ function listFor(terms: readonly string[]): ModerationList {
   return list;
 }
 
-/** Moderates and pronunciation-normalises; throws ApiError 422 on a moderation refusal. */
+/** Moderates and pronunciation-normalises; throws the domain's unprocessable refusal on moderation. */
 export function refineForRequest(text: string, moderationTerms: readonly string[]): RefinedText {
   try {
     return refineText(text, listFor(moderationTerms));
   } catch (err) {
     if (err instanceof ModerationRefusal) {
-      throw new ApiError(422, MODERATION_MESSAGE, { compatType: 'content_policy_violation', usageCode: 'moderation_refused' });
+      throw new DomainError('unprocessable', MODERATION_MESSAGE, { code: 'CONTENT_REJECTED' });
     }
     throw err;
   }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { DomainError } from '../../errors.ts';
 
 /**
  * SPEC "Text validations": run on POST /tts, /dialogue and /srt only.
@@ -47,13 +47,13 @@ export function unreadableReason(text: string): 'long_run' | 'no_vowels' | null 
 
 export function validateReadableText(text: string, param = 'text'): void {
   if (nonLatinShare(text) > 0.34) {
-    throw new ApiError(400, `${UNSUPPORTED_LANGUAGE}: more than 34% of its letters are outside the Latin script. Send Vietnamese text (English words inside it are fine).`, { param });
+    throw new DomainError('invalid', `${UNSUPPORTED_LANGUAGE}: more than 34% of its letters are outside the Latin script. Send Vietnamese text (English words inside it are fine).`, { param });
   }
   const reason = unreadableReason(text);
   if (reason === 'long_run') {
-    throw new ApiError(400, `${UNREADABLE}: it contains an unbroken run of more than 30 letters.`, { param });
+    throw new DomainError('invalid', `${UNREADABLE}: it contains an unbroken run of more than 30 letters.`, { param });
   }
   if (reason === 'no_vowels') {
-    throw new ApiError(400, `${UNREADABLE}: most of its words have no vowels.`, { param });
+    throw new DomainError('invalid', `${UNREADABLE}: most of its words have no vowels.`, { param });
   }
 }

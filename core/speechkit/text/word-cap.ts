@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { DomainError } from '../../errors.ts';
 import type { AuthContext } from '../../http/auth.ts';
 
 /** SPEC: a test key (`vn_test_`) caps each request at 100 whitespace-separated words. */
@@ -13,7 +13,7 @@ export function enforceTestKeyWordCap(auth: AuthContext | null, text: string, pa
   if (auth?.keyKind !== 'test') return;
   const words = countWords(text);
   if (words > TEST_KEY_MAX_WORDS) {
-    throw new ApiError(400, `Test keys are limited to ${TEST_KEY_MAX_WORDS} words per request; this text has ${words}. Use a live key (vn_sk_) for longer text.`, {
+    throw new DomainError('invalid', `Test keys are limited to ${TEST_KEY_MAX_WORDS} words per request; this text has ${words}. Use a live key (vn_sk_) for longer text.`, {
       code: 'TEST_KEY_WORD_LIMIT',
       param,
     });

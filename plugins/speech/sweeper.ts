@@ -1,15 +1,16 @@
-import type { CoreServices } from '../../core/plugin.ts';
+import type { JobsStore } from '../../core/ports/jobs.ts';
+import type { Logger } from '../../core/logger.ts';
 
 /** A saved copy still streaming after an hour belongs to a process that died mid-response. */
 export const STALE_COPY_MS = 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
 /** Fails saved copies of `/audio/speech` responses left `processing` by a crash, at start-up and every ten minutes. */
-export function startStaleCopySweeper(services: Pick<CoreServices, 'documents' | 'logger'>): () => Promise<void> {
+export function startStaleCopySweeper(services: { jobs: JobsStore; logger: Logger }): () => Promise<void> {
   const sweep = async () => {
     const now = Date.now();
     try {
-      const failed = await services.documents.jobs.failStaleCopies(new Date(now - STALE_COPY_MS).toISOString(), new Date(now).toISOString());
+      const failed = await services.jobs.failStaleCopies(new Date(now - STALE_COPY_MS).toISOString(), new Date(now).toISOString());
       if (failed > 0) services.logger.info('failed saved copies abandoned by a crashed process', { failed });
     } catch (err) {
       services.logger.warn('stale copy sweep failed; retrying later', { err: err as Error });
