@@ -65,6 +65,8 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
   const leaseMs = (options.leaseSeconds ?? 30) * 1000;
   const retryBaseMs = options.retryBaseMs ?? 1000;
   const { jobs, bus, metrics, logger } = services;
+  // Both series exist from the start, so dashboards and alerts see 0 rather than nothing.
+  for (const status of ['completed', 'failed']) metrics.jobsFinished.inc({ status }, 0);
   // Fires shortly before the shutdown deadline: renders still running give their job back.
   const handBack = new AbortController();
   const pause = (ms: number) => new Promise<void>((resolve) => {

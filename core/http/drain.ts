@@ -28,7 +28,8 @@ export class Drain {
       if (ended) return;
       ended = true;
       this.open--;
-      this.notify();
+      // Other 'close' listeners of the same response (the outcome publication) register their work in this turn.
+      setImmediate(() => this.notify());
     };
   }
 

@@ -62,6 +62,8 @@ export interface WebhookDispatcher {
 
 export async function startWebhookDispatcher(deps: DispatcherDeps, overrides: Partial<DispatcherOptions> = {}): Promise<WebhookDispatcher> {
   const options: DispatcherOptions = { ...DEFAULT_DISPATCHER_OPTIONS, retryScale: deps.config.retryScale, ...overrides };
+  // The delivered series exists from the start, so a dashboard shows 0 rather than nothing.
+  deps.metrics?.webhookDeliveries.inc({ result: 'delivered' }, 0);
   const https = options.transport
     ? null
     : createHttpsTransport({

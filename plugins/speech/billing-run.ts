@@ -15,6 +15,8 @@ import { SpeechRun, type FirstEvent, type RunEnd } from './synthesis.ts';
 export interface BillingScope {
   billing: RequestBilling;
   outcome: OutcomeAnnotation;
+  /** fires at the shutdown deadline: runs still going end early and are refunded */
+  stopping?: AbortSignal;
 }
 
 /** Status and message when the engine fails before any audio, per route. */
@@ -60,7 +62,7 @@ async function refund(scope: BillingScope, charge: Charge, errorCode: string): P
  */
 export async function chargeAndStart(scope: BillingScope, input: StartInput): Promise<StartedRun> {
   const charge = await scope.billing.charge({ engine: input.billingEngine, tokens: input.tokens });
-  const run = new SpeechRun(input.engine, input.request, { abandonMs: input.abandonMs, clientGone: input.clientGone });
+  const run = new SpeechRun(input.engine, input.request, { abandonMs: input.abandonMs, clientGone: input.clientGone, interrupt: scope.stopping });
   let first: StartedRun['first'];
   try {
     first = await run.prime(input.waitMs);
@@ -100,6 +102,6 @@ export async function settleRun(scope: BillingScope, started: StartedRun, end: R
   if (end !== 'failed' && end !== 'abandoned' && !empty) return false;
   if (run.error) options.logger.warn('synthesis failed mid-stream', { err: run.error as Error });
   scope.outcome.failedAfterResponse = true;
-  await refund(scope, charge, end === 'abandoned' ? 'synthesis_timeout' : 'synthesis_failed');
+  await refund(scope, charge, end === 'abandoned' ? 'synthesis_timeout' : run.interrupted ? 'synthesis_unavailable' : 'synthesis_failed');
   return true;
 }

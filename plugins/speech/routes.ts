@@ -3,7 +3,7 @@ import { agentSpeechBody, agentSpeechQuery, audioSpeechBody, ttsStreamBody, type
 import type { Delivery, RequestScope, SpeechService } from './service.ts';
 
 function scopeOf(ctx: RouteContext): RequestScope {
-  return { auth: ctx.state.auth!, billing: ctx.state.billing, outcome: ctx.state.outcome, out: ctx.res };
+  return { auth: ctx.state.auth!, billing: ctx.state.billing, outcome: ctx.state.outcome, out: ctx.res, stopping: ctx.state.stopping };
 }
 
 /**

@@ -16,6 +16,8 @@ export interface RunOptions {
   abandonMs: number;
   /** fires when the client disconnects */
   clientGone?: AbortSignal;
+  /** fires when the server must stop serving (shutdown deadline): the run ends as failed, so it is refunded */
+  interrupt?: AbortSignal;
 }
 
 /** What `prime` saw first: audio, the end of an empty run, or nothing yet. */
@@ -31,6 +33,8 @@ export class SpeechRun {
   genMs: number | null = null;
   /** the engine's own error when it failed */
   error: unknown = null;
+  /** the server stopped the run (shutdown), not the engine or the client */
+  interrupted = false;
 
   private readonly controller = new AbortController();
   private readonly iterator: AsyncIterator<PcmChunk>;
@@ -48,6 +52,14 @@ export class SpeechRun {
     const gone = options.clientGone;
     if (gone?.aborted) this.stop('client_gone');
     else gone?.addEventListener('abort', () => this.stop('client_gone'), { once: true, signal: this.controller.signal });
+    const interrupt = options.interrupt;
+    const onInterrupt = () => {
+      if (this.stopReason || this.finished) return;
+      this.interrupted = true;
+      this.stop('failed');
+    };
+    if (interrupt?.aborted) onInterrupt();
+    else interrupt?.addEventListener('abort', onInterrupt, { once: true, signal: this.controller.signal });
     this.iterator = engine.synthesize({ ...request, signal: this.controller.signal })[Symbol.asyncIterator]();
   }
 

@@ -10,6 +10,8 @@ export interface ChildPlatform {
   url: string | null;
   output(): string;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** resolves with the exit code (or the signal's name) once the process is gone */
+  exited: Promise<number | string>;
 }
 
 /**
@@ -24,6 +26,7 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
   });
   let out = '';
   let url: string | null = null;
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const started = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`child platform did not start:\n${out}`)), timeoutMs);
     const onData = (chunk: Buffer) => {
@@ -54,6 +57,7 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
       return url;
     },
     output: () => out,
+    exited,
     kill(signal = 'SIGKILL') {
       return new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -1,0 +1,126 @@
+import test from 'ava';
+import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { startChildPlatform, type ChildPlatform } from '../helpers/child-platform.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/** Kernel v2 as a client and an operator see it: plugin rules at start-up, engines, probes per role, edge errors. */
+let p: TestPlatform;
+test.before(async () => {
+  p = await startTestPlatform({ METRICS_TOKEN: 'metrics-token-0123456789' });
+});
+test.after.always(async () => {
+  await p?.stop();
+});
+
+test('PLUGINS with speech but without jobs is refused at start-up, naming the missing plugin', async (t) => {
+  await t.throwsAsync(startTestPlatform({ PLUGINS: 'catalog,speech' }), { message: /plugins\/speech depends on plugin "jobs", which is not loaded/ });
+});
+
+test("a plugin's own setting is validated at start-up: a bad ECHO_MAX_CHARS names the plugin and the variable", async (t) => {
+  await t.throwsAsync(startTestPlatform({ PLUGINS: 'catalog,echo', ECHO_MAX_CHARS: '0' }), { message: /plugin echo: "ECHO_MAX_CHARS" must be greater than or equal to 1/ });
+});
+
+test('GET /engines lists only the features the loaded plugins serve', async (t) => {
+  const all = await (await p.api('/engines')).json();
+  t.deepEqual([...all.engines[0].features].sort(), ['clone', 'generate', 'stream']);
+  const bare = await startTestPlatform({ PLUGINS: 'catalog' });
+  try {
+    t.deepEqual((await (await bare.api('/engines')).json()).engines[0].features, []);
+  } finally {
+    await bare.stop();
+  }
+});
+
+test('/metrics on the API port needs METRICS_TOKEN as a bearer token; the ops port serves it openly', async (t) => {
+  t.is((await fetch(`${p.url}/metrics`)).status, 401);
+  const denied = await fetch(`${p.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-0123456789' } });
+  t.is(denied.status, 401);
+  t.is((await denied.json()).code, 'METRICS_TOKEN_REQUIRED');
+  const ok = await fetch(`${p.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-0123456789' } });
+  t.is(ok.status, 200);
+  t.regex(await ok.text(), /tokens_charged_total/);
+  t.is((await fetch(`${p.opsUrl}/metrics`)).status, 200);
+  const untokened = await startTestPlatform({ PLUGINS: 'catalog' });
+  try {
+    const res = await fetch(`${untokened.url}/metrics`);
+    t.is(res.status, 404, 'without METRICS_TOKEN the API port does not serve metrics at all');
+    t.is((await res.json()).code, 'ROUTE_NOT_FOUND');
+  } finally {
+    await untokened.stop();
+  }
+});
+
+test('a URL over 16 KB gets 431 in the native envelope with an X-Request-Id, not an empty body', async (t) => {
+  const port = Number(new URL(p.url).port);
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET /api/v1/engines?pad=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    let data = '';
+    socket.on('data', (d) => { data += d.toString(); });
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+  t.regex(raw, /^HTTP\/1\.1 431 /);
+  const [head, body] = raw.split('\r\n\r\n');
+  const requestId = /X-Request-Id: (\S+)/i.exec(head)?.[1];
+  t.truthy(requestId);
+  t.like(JSON.parse(body), { statusCode: 431, code: 'HEADERS_TOO_LARGE', traceId: requestId });
+});
+
+test('an upload the client aborts is recorded as http_499 in usage, not as a 404', async (t) => {
+  const acct = await p.bootstrap();
+  const port = Number(new URL(p.url).port);
+  await new Promise<void>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`POST /api/v1/tts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"text":"xin`);
+      setTimeout(() => { socket.destroy(); resolve(); }, 200);
+    });
+  });
+  const usage = await waitFor(async () => {
+    const u = await (await p.api('/usage', { key: acct.apiKey })).json();
+    return u.totals.requests > 0 ? u : null;
+  }, { what: 'the aborted request in usage' });
+  t.like(usage.totals, { requests: 1, denied: 1, tokenCost: 0 });
+  t.like(usage.byErrorCode[0], { errorCode: 'http_499', statusCode: 499 });
+});
+
+const ADMIN = 'kernel-test-admin-token-1234';
+function opsUrl(child: ChildPlatform): string {
+  const port = /"ops":(\d+)/.exec(child.output())?.[1];
+  if (!port) throw new Error(`no ops port in the start log:\n${child.output()}`);
+  return `http://127.0.0.1:${port}`;
+}
+
+test('each role run alone serves /healthz, /readyz and /metrics on its ops port, with the metrics it owns', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-roles-'));
+  const children: ChildPlatform[] = [];
+  try {
+    const env = { DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN };
+    const pipelines = await startChildPlatform({ ...env, ROLES: 'pipelines' });
+    children.push(pipelines);
+    const inference = await startChildPlatform({ ...env, ROLES: 'inference' });
+    children.push(inference);
+    t.is(pipelines.url, null, 'no API listener without the api role');
+    for (const child of [pipelines, inference]) {
+      const base = opsUrl(child);
+      t.is((await fetch(`${base}/healthz`)).status, 200);
+      const ready = await fetch(`${base}/readyz`);
+      t.is(ready.status, 200, JSON.stringify(await ready.clone().json()));
+    }
+    const pipelineMetrics = await (await fetch(`${opsUrl(pipelines)}/metrics`)).text();
+    t.regex(pipelineMetrics, /bus_consumer_lag\{topic="request\.outcomes",group="usage-aggregator"\}/);
+    t.regex(pipelineMetrics, /bus_consumer_lag\{topic="ledger\.entries",group="ledger-writer"\}/);
+    t.regex(pipelineMetrics, /webhook_delivery_attempts_total\{result="delivered"\} 0/);
+    const inferenceMetrics = await (await fetch(`${opsUrl(inference)}/metrics`)).text();
+    t.regex(inferenceMetrics, /bus_consumer_lag\{topic="tts\.jobs",group="inference"\}/);
+    t.regex(inferenceMetrics, /tts_jobs_finished_total\{status="failed"\} 0/);
+    const readyBody = await (await fetch(`${opsUrl(inference)}/readyz`)).json();
+    t.truthy(readyBody.checks['inference:engine'], 'the inference role checks its engine');
+  } finally {
+    await Promise.all(children.map((c) => c.kill('SIGTERM')));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
