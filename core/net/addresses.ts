@@ -1,10 +1,12 @@
 /**
  * IP address classification for the webhook destination rules (SPEC:
- * Destination rules). Parsing is done here, byte by byte, rather than with
- * string prefixes, because one address has many spellings: `2130706433`,
+ * Destination rules). One address has many spellings: `2130706433`,
  * `0x7f.1`, `0177.0.0.1` and `127.1` are all 127.0.0.1, and IPv6 can carry
  * an IPv4 address inside it (mapped, compatible, NAT64, 6to4, Teredo).
+ * Parsing is ipaddr.js's (it accepts every IPv4 spelling inet_aton and the
+ * WHATWG URL parser do); the classification below works on the bytes.
  */
+import ipaddr from 'ipaddr.js';
 
 export type AddressKind =
   | 'public'
@@ -26,68 +28,24 @@ export interface ParsedAddress {
   bytes: number[];
 }
 
-/**
- * Parses every IPv4 spelling the WHATWG URL parser and inet_aton accept:
- * one to four parts, each decimal, `0x` hex or `0`-led octal, the last part
- * filling the remaining bytes.
- */
-export function parseIPv4(text: string): number[] | null {
-  const parts = text.split('.');
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
-  if (parts.length === 0 || parts.length > 4) return null;
-  const values: number[] = [];
-  for (const part of parts) {
-    let value: number;
-    if (/^0[xX][0-9a-fA-F]*$/.test(part)) value = part.length === 2 ? 0 : parseInt(part.slice(2), 16);
-    else if (/^0[0-7]+$/.test(part)) value = parseInt(part.slice(1), 8);
-    else if (/^(0|[1-9][0-9]*)$/.test(part)) value = Number(part);
-    else return null;
-    if (!Number.isSafeInteger(value)) return null;
-    values.push(value);
-  }
-  const last = values.pop()!;
-  if (values.some((v) => v > 255)) return null;
-  const lastBytes = 4 - values.length;
-  if (last >= 256 ** lastBytes) return null;
-  const tail: number[] = [];
-  for (let i = lastBytes - 1; i >= 0; i--) tail.push(Math.floor(last / 256 ** i) % 256);
-  return [...values, ...tail];
-}
-
-/** Parses IPv6 text (brackets and a zone id are tolerated) into 16 bytes. */
-export function parseIPv6(text: string): number[] | null {
+/** Brackets, an IPv6 zone (`%eth0`, `%25eth0`) and a single trailing dot are spelling, not address. */
+function bare(text: string): string {
   let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   const zone = s.indexOf('%');
   if (zone >= 0) s = s.slice(0, zone);
-  if (!s.includes(':')) return null;
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  // A dotted IPv4 tail may only end the whole address, never the part before `::`.
-  const groupsOf = (half: string, isEnd: boolean): number[] | null => {
-    if (half === '') return [];
-    const out: number[] = [];
-    const pieces = half.split(':');
-    for (let i = 0; i < pieces.length; i++) {
-      const piece = pieces[i];
-      if (isEnd && i === pieces.length - 1 && piece.includes('.')) {
-        const v4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(piece) ? piece.split('.').map(Number) : null;
-        if (!v4 || v4.some((b) => b > 255)) return null;
-        out.push(v4[0] * 256 + v4[1], v4[2] * 256 + v4[3]);
-      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) {
-        out.push(parseInt(piece, 16));
-      } else {
-        return null;
-      }
-    }
-    return out;
-  };
-  const head = groupsOf(halves[0], halves.length === 1);
-  const tail = halves.length === 2 ? groupsOf(halves[1], true) : [];
-  if (!head || !tail) return null;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
-  const groups = [...head, ...new Array<number>(missing).fill(0), ...tail];
-  return groups.flatMap((g) => [g >> 8, g & 0xff]);
+  return s.endsWith('.') && !s.endsWith('..') ? s.slice(0, -1) : s;
+}
+
+/** Every IPv4 spelling inet_aton and the WHATWG URL parser accept, as four bytes; null otherwise. */
+export function parseIPv4(text: string): number[] | null {
+  const s = bare(text);
+  return ipaddr.IPv4.isValid(s) ? ipaddr.IPv4.parse(s).toByteArray() : null;
+}
+
+/** IPv6 text (brackets and a zone id are tolerated) as 16 bytes; null otherwise. */
+export function parseIPv6(text: string): number[] | null {
+  const s = bare(text);
+  return ipaddr.IPv6.isValid(s) ? ipaddr.IPv6.parse(s).toByteArray() : null;
 }
 
 export function parseAddress(text: string): ParsedAddress | null {
@@ -173,8 +131,6 @@ export function isAllowedAddress(text: string, options: { allowLoopback: boolean
 
 /** Canonical text of a parsed address, as net.connect expects it. */
 export function formatAddress(address: ParsedAddress): string {
-  if (address.family === 4) return address.bytes.join('.');
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((address.bytes[i] << 8) | address.bytes[i + 1]).toString(16));
-  return groups.join(':');
+  const parsed = ipaddr.fromByteArray(address.bytes);
+  return parsed.kind() === 'ipv6' ? (parsed as ipaddr.IPv6).toNormalizedString() : parsed.toString();
 }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { countCharacters, priceTokens, minimumAvailable, dubPriceTokens, billedCharacters } from '../../core/billing/pricing.ts';
+import { countCharacters, priceTokens, dubPriceTokens, billedCharacters } from '../../core/billing/pricing.ts';
 import { capWindows } from '../../core/billing/windows.ts';
 
 const price = (characters: number, aiRefine = false, surcharge = 0.5) =>
@@ -37,10 +37,6 @@ test('characters count code points, not UTF-16 units', (t) => {
 test('billed characters: at least 50', (t) => {
   t.is(billedCharacters(3), 50);
   t.is(billedCharacters(70), 70);
-});
-
-test('a synthesis needs at least 50 x engine multiplier tokens available', (t) => {
-  t.is(minimumAvailable(3), 150);
 });
 
 test('dub: 65 tokens per second, floor 150, times the engine multiplier', (t) => {
