@@ -258,9 +258,9 @@ test('POST with a non-JSON content type is 415 in the native envelope', async (t
   t.is((await res.json()).code, 'UNSUPPORTED_MEDIA_TYPE');
 });
 
-test('an oversized body is 413 in the native envelope, never a 500', async (t) => {
+test('an oversized body is 413 PAYLOAD_TOO_LARGE in the native envelope, never a 500', async (t) => {
   const { apiKey } = await p.bootstrap();
   const res = await p.api('/tts', { method: 'POST', key: apiKey, json: { text: 'a'.repeat(700_000) } });
   t.is(res.status, 413);
-  t.is((await res.json()).statusCode, 413);
+  t.like(await res.json(), { statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
 });

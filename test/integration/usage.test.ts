@@ -84,11 +84,12 @@ const BAD: Array<[string, string]> = [
 ];
 
 for (const [rule, query] of BAD) {
-  test(`GET /usage is 400 on ${rule}`, async (t) => {
+  test(`GET /usage is 400 VALIDATION_FAILED on ${rule}, like every validation failure`, async (t) => {
     const acct = await p.bootstrap();
     const { res, body } = await usage(acct.apiKey, query);
     t.is(res.status, 400);
     t.true(Array.isArray(body.message));
+    t.is(body.code, 'VALIDATION_FAILED');
   });
 }
 
