@@ -264,3 +264,9 @@ test('an oversized body is 413 PAYLOAD_TOO_LARGE in the native envelope, never a
   t.is(res.status, 413);
   t.like(await res.json(), { statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
 });
+
+test('the admin API refuses a body that is not JSON with 415 instead of reading it as empty', async (t) => {
+  const res = await p.admin('/accounts', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"name":"Acme"}' });
+  t.is(res.status, 415);
+  t.like(await res.json(), { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+});
