@@ -33,5 +33,5 @@ export async function fitClip(
   if (samples > limit) pcm = fadeOut(pcm.subarray(0, Math.max(0, limit) * 2), rate);
   const placed = await timeline.place(startSample, pcm);
   const seconds = (placed.end - placed.start) / rate;
-  return { ...plan, seconds, cut: Math.max(plan.cut, (samples - (pcm.length >> 1)) / rate), speechSeconds };
+  return { ...plan, start: placed.start / rate, seconds, cut: Math.max(plan.cut, (samples - (pcm.length >> 1)) / rate), speechSeconds };
 }
