@@ -40,8 +40,3 @@ export function priceTokens(input: PriceInput): number {
 export function minimumAvailable(engineMultiplier: number): number {
   return ceilClean(MIN_BILLED_CHARACTERS * engineMultiplier);
 }
-
-/** `POST /dub`: 65 tokens per output second, floor 150, times the engine multiplier. */
-export function dubPriceTokens(seconds: number, engineMultiplier: number): number {
-  return ceilClean(Math.max(150, 65 * seconds) * engineMultiplier);
-}

@@ -19,7 +19,7 @@ const chars = (texts: string[]) => texts.reduce((n, s) => n + [...s.normalize('N
 
 async function postSrt(key: string, file: Buffer | string | null, fields: Record<string, string> = {}, name = 'subtitles.srt', q: TestPlatform = p) {
   const form = new FormData();
-  if (file !== null) form.append('file', new Blob([typeof file === 'string' ? Buffer.from(file, 'utf8') : file]), name);
+  if (file !== null) form.append('file', new Blob([new Uint8Array(typeof file === 'string' ? Buffer.from(file, 'utf8') : file)]), name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   const res = await q.api('/srt', { method: 'POST', key, body: form });
   return { res, body: await res.json() };
@@ -122,7 +122,7 @@ test('a malformed cue is 400 naming its number; an empty file is 400; a file tha
   t.regex(malformed.body.message, /^Cue 2 \(line 6\): the timing/);
   const empty = await postSrt(acct.apiKey, '');
   t.is(empty.res.status, 400);
-  t.regex(JSON.stringify(empty.body.message), /empty/i);
+  t.is(empty.body.code, 'EMPTY_FILE');
   const blank = await postSrt(acct.apiKey, '\r\n\r\n');
   t.is(blank.res.status, 400);
   t.is(blank.body.code, 'SRT_EMPTY');

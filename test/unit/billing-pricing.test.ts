@@ -1,5 +1,5 @@
 import test from 'ava';
-import { countCharacters, priceTokens, minimumAvailable, dubPriceTokens, billedCharacters } from '../../core/billing/pricing.ts';
+import { countCharacters, priceTokens, minimumAvailable, billedCharacters } from '../../core/billing/pricing.ts';
 import { capWindows } from '../../core/billing/windows.ts';
 
 const price = (characters: number, aiRefine = false, surcharge = 0.5) =>
@@ -41,12 +41,6 @@ test('billed characters: at least 50', (t) => {
 
 test('a synthesis needs at least 50 x engine multiplier tokens available', (t) => {
   t.is(minimumAvailable(3), 150);
-});
-
-test('dub: 65 tokens per second, floor 150, times the engine multiplier', (t) => {
-  t.is(dubPriceTokens(1, 3), 450);
-  t.is(dubPriceTokens(10, 3), 1950);
-  t.is(dubPriceTokens(2.5, 3), 488);
 });
 
 const WINDOWS: Array<[string, string, string, string, string, string]> = [
