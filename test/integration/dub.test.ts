@@ -3,6 +3,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { connect } from 'node:net';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { startTranscriptionServer, type TranscriptionServer } from '../helpers/transcription-server.ts';
 import { makeRecording } from '../helpers/recordings.ts';
@@ -213,5 +216,33 @@ test('POST /dub shares the media rate class: 10 requests a minute per key', asyn
     t.deepEqual(statuses, [400, 400, 429]);
   } finally {
     await q.stop();
+  }
+});
+
+test('ASR_MODEL: a wrong directory stops start-up naming it; ASR_URL and ASR_MODEL together are refused', async (t) => {
+  await t.throwsAsync(() => startTestPlatform({ PLUGINS: 'catalog,dub', ASR_MODEL: '/nonexistent/zipformer-vi' }), {
+    message: /plugin dub: ASR_MODEL: directory \/nonexistent\/zipformer-vi does not exist/,
+  });
+  await t.throwsAsync(() => startTestPlatform({ PLUGINS: 'catalog,dub', ASR_MODEL: '/tmp', ASR_URL: 'http://127.0.0.1:9/v1' }), {
+    message: /plugin dub: set one of ASR_URL .* or ASR_MODEL/,
+  });
+});
+
+test('ASR_MODEL with a model sherpa-onnx cannot load: POST /dub is 503 ASR_UNAVAILABLE saying why, nothing charged', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'broken-model-'));
+  for (const f of ['encoder.int8.onnx', 'decoder.onnx', 'joiner.int8.onnx']) writeFileSync(path.join(dir, f), 'truncated download');
+  writeFileSync(path.join(dir, 'tokens.txt'), '<blk> 0\n');
+  const q = await startTestPlatform({ PLUGINS: 'catalog,account,dub', ASR_MODEL: dir });
+  try {
+    const acct = await q.bootstrap({ grant: { totalTokens: 10_000 } });
+    const source = await makeRecording(q, UTTERANCES.slice(0, 1), 2, 'flac');
+    const { res, body } = await postDub(q, acct.apiKey, source, { voiceId: 'Mai' }, 'a.flac', 'audio/flac');
+    t.is(res.status, 503);
+    t.is(body.code, 'ASR_UNAVAILABLE');
+    t.regex(body.message, /could not be loaded/);
+    t.is(await remaining(q, acct.apiKey), 10_000);
+  } finally {
+    await q.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
