@@ -12,6 +12,7 @@ import { makeRecording } from '../helpers/recordings.ts';
 import { decodeWav, firstSpeechAfter } from '../helpers/speech-regions.ts';
 import { probeAudio } from '../helpers/audio-probe.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { writeTinyTransducer } from '../helpers/make-tiny-transducer.ts';
 
 const SCRIPT = ['xin chào các bạn', 'hôm nay trời rất đẹp', 'chúng ta đi dạo nhé'];
 const UTTERANCES = [
@@ -241,6 +242,29 @@ test('ASR_MODEL with a model sherpa-onnx cannot load: POST /dub is 503 ASR_UNAVA
     t.is(body.code, 'ASR_UNAVAILABLE');
     t.regex(body.message, /could not be loaded/);
     t.is(await remaining(q, acct.apiKey), 10_000);
+  } finally {
+    await q.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('POST /dub through the in-process adapter (ASR_MODEL, a tiny transducer): loaded at start-up, segments at their source times, charged by duration', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tiny-asr-'));
+  await writeTinyTransducer(dir);
+  const q = await startTestPlatform({ PLUGINS: 'catalog,account,dub', ASR_MODEL: dir });
+  try {
+    const acct = await q.bootstrap({ grant: { totalTokens: 10_000 } });
+    const source = await makeRecording(q, UTTERANCES.slice(0, 2), 6, 'm4a');
+    const { res, body } = await postDub(q, acct.apiKey, source, { voiceId: 'vi-north-female-mai' }, 'a.m4a', 'audio/mp4');
+    t.is(res.status, 201, JSON.stringify(body).slice(0, 300));
+    t.is(body.transcript.segments.length, 2);
+    body.transcript.segments.forEach((s: any, i: number) => {
+      t.true(Math.abs(s.start - UTTERANCES[i].at) <= 0.06, `segment ${i} at ${s.start}s`);
+      t.regex(s.text, /^xin( xin)*$/, 'the tiny model says "xin" for every voiced frame');
+    });
+    const wav = decodeWav(Buffer.from(await (await fetch(body.audioUrl)).arrayBuffer()));
+    t.true(Math.abs(firstSpeechAfter(wav, 0)! - UTTERANCES[0].at) <= 0.06);
+    t.is(await remaining(q, acct.apiKey), 10_000 - dubPrice(body.duration));
   } finally {
     await q.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -35,7 +35,8 @@ export function recognizerConfig(layout: ModelLayout, language: string, threads:
     : { whisper: { encoder: layout.encoder, decoder: layout.decoder, language, task: 'transcribe' } };
   return {
     featConfig: { sampleRate: RATE, featureDim: 80 },
-    modelConfig: { ...model, tokens: layout.tokens, numThreads: threads, provider: 'cpu', debug: 0 },
+    // Naming the model type skips sherpa-onnx's metadata probe, which exits the process on a model without `model_type`.
+    modelConfig: { ...model, ...(layout.kind === 'transducer' ? { modelType: 'transducer' } : {}), tokens: layout.tokens, numThreads: threads, provider: 'cpu', debug: 0 },
     decodingMethod: 'greedy_search',
   };
 }
