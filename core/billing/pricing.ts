@@ -17,7 +17,8 @@ export function billedCharacters(characters: number): number {
   return Math.max(MIN_BILLED_CHARACTERS, characters);
 }
 
-function ceilClean(x: number): number {
+/** Rounds a token amount up to a whole token, after removing float noise (50 × 3 × 1.3 is 195, not 196). */
+export function ceilTokens(x: number): number {
   return Math.ceil(Math.round(x * 1e6) / 1e6);
 }
 
@@ -31,12 +32,7 @@ export interface PriceInput {
 
 export function priceTokens(input: PriceInput): number {
   const chars = billedCharacters(input.characters);
-  const base = ceilClean(chars * input.engineMultiplier * input.globalMultiplier);
-  const surcharge = input.aiRefine ? ceilClean(chars * input.aiRefineSurchargePerChar) : 0;
+  const base = ceilTokens(chars * input.engineMultiplier * input.globalMultiplier);
+  const surcharge = input.aiRefine ? ceilTokens(chars * input.aiRefineSurchargePerChar) : 0;
   return base + surcharge;
-}
-
-/** `POST /dub`: 65 tokens per output second, floor 150, times the engine multiplier. */
-export function dubPriceTokens(seconds: number, engineMultiplier: number): number {
-  return ceilClean(Math.max(150, 65 * seconds) * engineMultiplier);
 }

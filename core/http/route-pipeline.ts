@@ -45,15 +45,34 @@ function bodyParser(def: RouteDefinition): Koa.Middleware | null {
       multipart: true,
       urlencoded: true,
       json: false,
-      formidable: { maxFileSize: MAX_UPLOAD_BYTES, maxFiles: 1, allowEmptyFiles: false },
+      // Files stream to disk and are refused the moment they pass the limit; text fields stay small.
+      formidable: { maxFileSize: MAX_UPLOAD_BYTES, maxFiles: 1, allowEmptyFiles: false, maxFieldsSize: MAX_FORM_FIELDS_BYTES },
       onError: (err) => {
-        const message = String((err as Error).message ?? err);
-        if (/maxFileSize|exceeded|too large/i.test(message)) throw new ApiError(413, 'Uploaded file is larger than 10 MB.', { code: 'PAYLOAD_TOO_LARGE' });
-        throw new ApiError(400, `Could not read the multipart form: ${message}`, { code: 'INVALID_MULTIPART' });
+        throw multipartError(err as Error & { code?: unknown; httpCode?: unknown });
       },
     });
   }
   return koaBody({ json: true, urlencoded: false, text: false, jsonLimit: def.jsonLimit ?? '1mb', jsonStrict: true });
+}
+
+/** Form fields besides the file (a voice id, a flag): held in memory, so kept small. */
+export const MAX_FORM_FIELDS_BYTES = 64 * 1024;
+
+/** formidable's refusals (their `code` numbers are formidable's FormidableError codes) as the API's errors. */
+function multipartError(err: Error & { code?: unknown; httpCode?: unknown }): ApiError {
+  switch (err.code) {
+    case 1009: // biggerThanTotalMaxFileSize: raised while the upload streams
+    case 1016: // biggerThanMaxFileSize
+      return new ApiError(413, 'Uploaded file is larger than 10 MB.', { code: 'PAYLOAD_TOO_LARGE' });
+    case 1006: // maxFieldsSizeExceeded
+      return new ApiError(413, `The form fields are larger than ${MAX_FORM_FIELDS_BYTES / 1024} KB.`, { code: 'PAYLOAD_TOO_LARGE' });
+    case 1010: // noEmptyFiles
+      return new ApiError(400, 'The uploaded file is empty.', { code: 'EMPTY_FILE' });
+    case 1015: // maxFilesExceeded
+      return new ApiError(400, 'Send one file per request.', { code: 'TOO_MANY_FILES' });
+    default:
+      return new ApiError(400, `Could not read the multipart form: ${err.message}`, { code: 'INVALID_MULTIPART' });
+  }
 }
 
 function requireJsonContentType(ctx: Koa.Context): void {

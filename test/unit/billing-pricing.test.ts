@@ -1,5 +1,5 @@
 import test from 'ava';
-import { countCharacters, priceTokens, dubPriceTokens, billedCharacters } from '../../core/billing/pricing.ts';
+import { countCharacters, priceTokens, billedCharacters } from '../../core/billing/pricing.ts';
 import { capWindows } from '../../core/billing/windows.ts';
 
 const price = (characters: number, aiRefine = false, surcharge = 0.5) =>
@@ -37,12 +37,6 @@ test('characters count code points, not UTF-16 units', (t) => {
 test('billed characters: at least 50', (t) => {
   t.is(billedCharacters(3), 50);
   t.is(billedCharacters(70), 70);
-});
-
-test('dub: 65 tokens per second, floor 150, times the engine multiplier', (t) => {
-  t.is(dubPriceTokens(1, 3), 450);
-  t.is(dubPriceTokens(10, 3), 1950);
-  t.is(dubPriceTokens(2.5, 3), 488);
 });
 
 const WINDOWS: Array<[string, string, string, string, string, string]> = [

@@ -1,0 +1,37 @@
+/**
+ * Places one spoken clip on a timeline at its cue: plans tempo, overflow and
+ * cut (align.ts), applies the tempo with ffmpeg, cuts at the next cue's
+ * start with a short fade, and writes it. Shared by subtitle dubbing and
+ * recording dubbing, which keep source timing by the same rules.
+ */
+import { placeInSlot, type Placement } from './align.ts';
+import { changeTempo, fadeOut } from './tempo.ts';
+import type { TimelineWriter } from './writer.ts';
+
+export interface Cue {
+  /** seconds */
+  start: number;
+  end: number;
+}
+
+export interface FittedClip extends Placement {
+  /** seconds of speech as synthesised, before tempo */
+  speechSeconds: number;
+}
+
+export async function fitClip(
+  timeline: TimelineWriter, clip: Buffer, cue: Cue, nextStart: number | null, options: { maxTempo?: number; signal?: AbortSignal } = {},
+): Promise<FittedClip> {
+  const rate = timeline.sampleRate;
+  const speechSeconds = clip.length / 2 / rate;
+  const plan = placeInSlot({ start: cue.start, end: cue.end, nextStart, speechSeconds, maxTempo: options.maxTempo });
+  let pcm = await changeTempo(clip, rate, plan.tempo, options.signal);
+  // Rounding of the start and atempo's own length may differ from the plan by a few samples: the next cue's start is the hard limit.
+  const startSample = Math.max(Math.round(cue.start * rate), timeline.samples);
+  const limit = nextStart === null ? Infinity : Math.round(nextStart * rate) - startSample;
+  const samples = pcm.length >> 1;
+  if (samples > limit) pcm = fadeOut(pcm.subarray(0, Math.max(0, limit) * 2), rate);
+  const placed = await timeline.place(startSample, pcm);
+  const seconds = (placed.end - placed.start) / rate;
+  return { ...plan, start: placed.start / rate, seconds, cut: Math.max(plan.cut, (samples - (pcm.length >> 1)) / rate), speechSeconds };
+}

@@ -1,0 +1,82 @@
+import Joi from 'joi';
+import { definePlugin } from '../../core/plugin.ts';
+import { coreServices } from '../../core/services.ts';
+import { validate } from '../../core/http/validate.ts';
+import { ConfigError } from '../../config/load.ts';
+import { DEFAULT_MAX_TEMPO } from '../../core/speechkit/timeline/align.ts';
+import { createRecognizer, type AsrConfig } from './asr/index.ts';
+import { ModelDirError } from './asr/model-dir.ts';
+import { dubFields, type DubFields } from './schemas.ts';
+import { createDubService } from './service.ts';
+import { discardUploads, requireUpload } from './upload.ts';
+
+interface DubConfig extends AsrConfig {
+  /** longest recording dubbed in one request */
+  DUB_MAX_SECONDS: number;
+  /** most a segment's speech is sped up before it runs into the following pause */
+  DUB_MAX_TEMPO: number;
+}
+
+const config = Joi.object<DubConfig>({
+  ASR_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  ASR_MODEL: Joi.string(),
+  ASR_REMOTE_MODEL: Joi.string().default('whisper-1'),
+  ASR_API_KEY: Joi.string(),
+  ASR_LANGUAGE: Joi.string().default('vi'),
+  ASR_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(300),
+  ASR_THREADS: Joi.number().integer().min(1).max(64).default(2),
+  DUB_MAX_SECONDS: Joi.number().min(1).max(4 * 3600).default(1800),
+  DUB_MAX_TEMPO: Joi.number().min(1).max(4).default(DEFAULT_MAX_TEMPO),
+}).oxor('ASR_URL', 'ASR_MODEL').messages({ 'object.oxor': 'set one of ASR_URL (remote transcription) or ASR_MODEL (in-process model), not both' });
+
+/** Recording dubbing: `POST /dub` transcribes a Vietnamese recording and re-voices it, keeping its timing. */
+export default definePlugin({
+  id: 'dub',
+  version: '1.0.0',
+  coreApi: 2,
+  description: 'Dubs an uploaded Vietnamese recording with a chosen voice, keeping its timing',
+  engineFeatures: ['dub'],
+  deps: {
+    config: coreServices.config,
+    logger: coreServices.logger,
+    catalog: coreServices.catalog,
+    billing: coreServices.billing,
+    documents: coreServices.documents,
+    engine: coreServices.engine,
+    blobs: coreServices.blobs,
+    downloads: coreServices.downloads,
+  },
+  config,
+  register({ deps, config: own, route }) {
+    let recognizer;
+    try {
+      recognizer = createRecognizer(own);
+    } catch (err) {
+      if (err instanceof ModelDirError) throw new ConfigError(`Invalid configuration: plugin dub: ${err.message}`);
+      throw err;
+    }
+    if (recognizer && 'loaded' in recognizer) {
+      (recognizer.loaded as Promise<void>).then(
+        () => deps.logger.info('speech recognition model loaded', { dir: own.ASR_MODEL }),
+        (err: Error) => deps.logger.error('speech recognition model failed to load; POST /dub answers 503', { err }),
+      );
+    }
+    const service = createDubService(deps, { recognizer, maxSeconds: own.DUB_MAX_SECONDS, maxTempo: own.DUB_MAX_TEMPO });
+    route({
+      method: 'POST', path: '/dub', auth: 'required', rateClass: 'media', name: 'dub', tracked: true, body: 'multipart',
+      summary: 'Dub a Vietnamese recording with another voice, keeping its timing',
+      handler: async (ctx) => {
+        try {
+          // Validated here, inside the try whose finally deletes the upload.
+          const fields = validate<DubFields>(dubFields, ctx.request.body);
+          const upload = requireUpload(ctx, 'audio', 'recording');
+          const { auth, billing, outcome, stopping } = ctx.state;
+          ctx.status = 201;
+          ctx.body = await service.dub(upload.path, fields, { auth: auth!, billing, outcome, signal: stopping });
+        } finally {
+          await discardUploads(ctx);
+        }
+      },
+    });
+  },
+});

@@ -1,0 +1,64 @@
+import Joi from 'joi';
+import { readFile } from 'node:fs/promises';
+import { definePlugin } from '../../core/plugin.ts';
+import { coreServices } from '../../core/services.ts';
+import { DomainError } from '../../core/errors.ts';
+import { validate } from '../../core/http/validate.ts';
+import { DEFAULT_MAX_TEMPO } from '../../core/speechkit/timeline/align.ts';
+import { decodeSrt, parseSrt, SrtError } from './parse.ts';
+import { srtFields, type SrtFields } from './schemas.ts';
+import { createSrtService } from './service.ts';
+import { discardUploads, requireUpload } from './upload.ts';
+
+interface SrtConfig {
+  /** most a cue's speech is sped up before it runs into the gap after the cue */
+  SRT_MAX_TEMPO: number;
+}
+
+/** Subtitle dubbing: `POST /srt` turns an .srt file into one timecode-aligned WAV. */
+export default definePlugin({
+  id: 'srt',
+  version: '1.0.0',
+  coreApi: 2,
+  description: 'Dubs a subtitle (.srt) file into a timecode-aligned WAV',
+  engineFeatures: ['srt'],
+  deps: {
+    config: coreServices.config,
+    logger: coreServices.logger,
+    catalog: coreServices.catalog,
+    billing: coreServices.billing,
+    engine: coreServices.engine,
+    blobs: coreServices.blobs,
+    downloads: coreServices.downloads,
+  },
+  config: Joi.object<SrtConfig>({ SRT_MAX_TEMPO: Joi.number().min(1).max(4).default(DEFAULT_MAX_TEMPO) }),
+  register({ deps, config, route }) {
+    const service = createSrtService(deps, { maxTempo: config.SRT_MAX_TEMPO });
+    // The form fields are validated in the handler, inside the try whose finally deletes the upload.
+    route({
+      method: 'POST', path: '/srt', auth: 'required', rateClass: 'media', name: 'srt', tracked: true, body: 'multipart',
+      summary: 'Dub a subtitle file into a timecode-aligned WAV',
+      handler: async (ctx) => {
+        try {
+          const body = validate<SrtFields>(srtFields, ctx.request.body);
+          const upload = requireUpload(ctx, 'file', 'subtitle file (.srt)');
+          let cues;
+          try {
+            cues = parseSrt(decodeSrt(await readFile(upload.path)));
+          } catch (err) {
+            if (!(err instanceof SrtError)) throw err;
+            throw new DomainError('invalid', err.message, {
+              param: 'file', code: err.cue === null && /no cues/.test(err.message) ? 'SRT_EMPTY' : 'SRT_INVALID',
+              extra: err.cue === null ? undefined : { cue: err.cue, line: err.line },
+            });
+          }
+          const { auth, billing, outcome, stopping } = ctx.state;
+          ctx.status = 201;
+          ctx.body = await service.dub(cues, body, { auth: auth!, billing, outcome, signal: stopping });
+        } finally {
+          await discardUploads(ctx);
+        }
+      },
+    });
+  },
+});

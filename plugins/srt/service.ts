@@ -1,0 +1,144 @@
+/**
+ * `POST /srt`: a parsed subtitle file becomes one WAV in which each cue's
+ * speech starts on the cue's start time. Refusals (text validations,
+ * voice, moderation, length) come before the charge; the charge is for the
+ * cue text and is refunded when the render fails.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../../config/load.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { VoiceCatalog } from '../../core/catalog.ts';
+import type { BillingService, RequestBilling } from '../../core/billing/service.ts';
+import type { Blobs } from '../../core/ports/blobs.ts';
+import type { SpeechEngine } from '../../core/ports/engine.ts';
+import type { DownloadLinks } from '../../core/downloads.ts';
+import type { AuthContext } from '../../core/http/auth.ts';
+import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
+import { DomainError } from '../../core/errors.ts';
+import { countCharacters } from '../../core/billing/pricing.ts';
+import { MAX_TEXT_CHARS } from '../../core/http/synthesis-fields.ts';
+import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
+import { validateReadableText } from '../../core/speechkit/text/validation.ts';
+import { refineForRequest } from '../../core/speechkit/text/refine.ts';
+import { prepareText } from '../../core/speechkit/text/prepare.ts';
+import { speakClip } from '../../core/speechkit/timeline/clip.ts';
+import { fitClip } from '../../core/speechkit/timeline/fit.ts';
+import { storeTimelineWav } from '../../core/speechkit/timeline/wav-blob.ts';
+import { renderFailure } from '../../core/speechkit/timeline/failures.ts';
+import type { SubtitleCue } from './parse.ts';
+
+export const SRT_SAMPLE_RATE = 48_000;
+export const LINK_TTL_SECONDS = 86_400;
+
+export interface SrtDeps {
+  config: Config;
+  logger: Logger;
+  catalog: VoiceCatalog;
+  billing: BillingService;
+  engine: SpeechEngine;
+  blobs: Blobs;
+  downloads: DownloadLinks;
+}
+
+export interface SrtScope {
+  auth: AuthContext;
+  billing: RequestBilling;
+  outcome: OutcomeAnnotation;
+  signal: AbortSignal;
+}
+
+/** What happened to one cue. */
+export interface CueReport {
+  index: number;
+  start: number;
+  end: number;
+  /** seconds of synthesised speech before any tempo change */
+  speechSeconds: number;
+  /** 1 = unchanged; above 1 the speech was sped up (pitch kept) */
+  tempo: number;
+  /** seconds the speech runs past the cue's end, into the gap before the next cue */
+  overflow: number;
+  /** seconds cut off at the next cue's start (0 unless even the gap was too short) */
+  cut: number;
+  /** where the cue's speech ends in the file (never after the next cue's start) */
+  speechEnd: number;
+}
+
+export interface SrtResult {
+  srtId: string;
+  audioUrl: string;
+  audioUrlExpiresIn: number;
+  duration: number;
+  sampleRate: number;
+  characters: number;
+  cues: CueReport[];
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function createSrtService(deps: SrtDeps, options: { maxTempo: number }) {
+  const { catalog, config } = deps;
+
+  function spokenTexts(cues: SubtitleCue[], aiRefine: boolean): string[] {
+    const texts = cues.map((c) => c.text);
+    if (!aiRefine) return texts;
+    refineForRequest(texts.join('\n'), config.moderationTerms);
+    return texts.map((t) => refineForRequest(t, config.moderationTerms).text);
+  }
+
+  return {
+    async dub(cues: SubtitleCue[], fields: { voiceId?: string | null; engine?: string | null; aiRefine: boolean }, scope: SrtScope): Promise<SrtResult> {
+      const engine = catalog.resolveEngine(fields.engine);
+      const characters = cues.reduce((n, c) => n + countCharacters(c.text), 0);
+      if (characters > MAX_TEXT_CHARS) {
+        throw new DomainError('invalid', `The subtitles have ${characters} characters of text; at most ${MAX_TEXT_CHARS} are accepted.`, { param: 'file' });
+      }
+      const allText = cues.map((c) => c.text).join('\n');
+      enforceTestKeyWordCap(scope.auth, allText, 'file');
+      validateReadableText(allText, 'file');
+      const voice = await catalog.resolve({ voice: fields.voiceId, engine, accountId: scope.auth.accountId, allowClones: true, param: 'voiceId' });
+      const texts = spokenTexts(cues, fields.aiRefine);
+      if (texts.every((t) => prepareText(t).chunks.length === 0)) {
+        throw new DomainError('invalid', 'No cue of the subtitle file contains anything that can be spoken.', { param: 'file', code: 'NOTHING_TO_SPEAK' });
+      }
+      const tokens = deps.billing.priceCharacters({ characters, engine, aiRefine: fields.aiRefine });
+      Object.assign(scope.outcome, { voice: voice.id, voiceName: voice.name, engine, characters });
+
+      const charge = await scope.billing.charge({ engine, tokens });
+      const srtId = 'srt_' + randomUUID();
+      const key = `srt/${srtId}.wav`;
+      const reports: CueReport[] = [];
+      let genMs = 0;
+      let stored;
+      try {
+        stored = await storeTimelineWav(deps.blobs, key, SRT_SAMPLE_RATE, async (timeline) => {
+          for (const [i, cue] of cues.entries()) {
+            const clip = await speakClip(deps.engine, { text: texts[i], voice, sampleRate: SRT_SAMPLE_RATE, signal: scope.signal });
+            genMs += clip.genMs;
+            const next = cues[i + 1]?.start ?? null;
+            const fitted = await fitClip(timeline, clip.pcm, cue, next, { maxTempo: options.maxTempo, signal: scope.signal });
+            reports.push({
+              index: cue.index, start: cue.start, end: cue.end, speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
+              overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
+            });
+          }
+          // The file covers the last cue, even when its speech ended early.
+          await timeline.padTo(Math.round(cues[cues.length - 1].end * SRT_SAMPLE_RATE));
+        });
+      } catch (err) {
+        deps.logger.warn('subtitle render failed', { err: err as Error });
+        await scope.billing.refund(charge);
+        const failure = renderFailure(err, true);
+        scope.outcome.errorCode = failure.details.usageCode ?? null;
+        scope.outcome.genMs = genMs;
+        throw failure;
+      }
+      scope.outcome.audioSeconds = stored.seconds;
+      scope.outcome.genMs = genMs;
+      const link = deps.downloads.sign(key, LINK_TTL_SECONDS);
+      return {
+        srtId, audioUrl: link.url, audioUrlExpiresIn: link.expiresIn, duration: round3(stored.seconds), sampleRate: SRT_SAMPLE_RATE, characters, cues: reports,
+      };
+    },
+  };
+}

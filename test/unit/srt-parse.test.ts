@@ -1,0 +1,70 @@
+import test from 'ava';
+import { decodeSrt, parseSrt, SrtError } from '../../plugins/srt/parse.ts';
+
+const SAMPLE = [
+  '1', '00:00:01,000 --> 00:00:02,500', '<i>Xin chào</i> các bạn', '',
+  '2', '00:00:03,000 --> 00:00:05,000', 'Dòng thứ nhất', '<b>dòng thứ hai</b>', '',
+  '3', '01:02:03,456 --> 01:02:04,000 X1:10 X2:20', '{\\an8}Trên cùng', '',
+].join('\n');
+
+test('SRT: numbering, HH:MM:SS,mmm timings, multi-line cues joined, style tags stripped', (t) => {
+  const cues = parseSrt(SAMPLE);
+  t.deepEqual(cues, [
+    { index: 1, start: 1, end: 2.5, text: 'Xin chào các bạn' },
+    { index: 2, start: 3, end: 5, text: 'Dòng thứ nhất dòng thứ hai' },
+    { index: 3, start: 3723.456, end: 3724, text: 'Trên cùng' },
+  ]);
+});
+
+test('SRT: UTF-8 with a BOM and CRLF line ends parse like LF', (t) => {
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(SAMPLE.replace(/\n/g, '\r\n'), 'utf8')]);
+  t.deepEqual(parseSrt(decodeSrt(bytes)), parseSrt(SAMPLE));
+});
+
+test('SRT: extra blank lines and a missing blank line between cues are tolerated', (t) => {
+  const cues = parseSrt('\n\n1\n00:00:01,000 --> 00:00:02,000\nMột\n2\n00:00:03,000 --> 00:00:04,000\nHai\n\n\n\n');
+  t.deepEqual(cues.map((c) => [c.index, c.text]), [[1, 'Một'], [2, 'Hai']]);
+});
+
+const refusal = (source: string) => t_throws(source);
+function t_throws(source: string): SrtError {
+  try {
+    parseSrt(source);
+  } catch (err) {
+    if (err instanceof SrtError) return err;
+    throw err;
+  }
+  throw new Error('expected an SrtError');
+}
+
+test('SRT: a malformed cue is refused naming its number, its line and what is wrong', (t) => {
+  const badTiming = refusal('1\n00:00:01,000 --> 00:00:02,000\nMột\n\n2\n00:00:03,000 -> 00:00:04,000\nHai\n');
+  t.is(badTiming.cue, 2);
+  t.is(badTiming.line, 6);
+  t.regex(badTiming.message, /^Cue 2 \(line 6\): the timing "00:00:03,000 -> 00:00:04,000" is not HH:MM:SS,mmm --> HH:MM:SS,mmm/);
+
+  const backwards = refusal('7\n00:00:05,000 --> 00:00:04,000\nMột\n');
+  t.is(backwards.cue, 7);
+  t.regex(backwards.message, /ends .* before it starts/);
+
+  const noText = refusal('1\n00:00:01,000 --> 00:00:02,000\n\n2\n00:00:03,000 --> 00:00:04,000\nHai\n');
+  t.is(noText.cue, 1);
+  t.regex(noText.message, /has no text/);
+
+  const noNumber = refusal('1\n00:00:01,000 --> 00:00:02,000\nMột\n\nhello\n00:00:03,000 --> 00:00:04,000\nHai\n');
+  t.is(noNumber.cue, 2);
+  t.regex(noNumber.message, /expected a cue number/);
+
+  const unordered = refusal('1\n00:00:05,000 --> 00:00:06,000\nMột\n\n2\n00:00:01,000 --> 00:00:02,000\nHai\n');
+  t.is(unordered.cue, 2);
+  t.regex(unordered.message, /time order/);
+
+  const badMinutes = refusal('1\n00:61:01,000 --> 00:62:02,000\nMột\n');
+  t.regex(badMinutes.message, /^Cue 1 \(line 2\)/);
+});
+
+test('SRT: an empty file or one with only blank lines has no cues; bytes that are not UTF-8 are refused', (t) => {
+  t.regex(refusal('').message, /no cues/);
+  t.regex(refusal('\r\n\r\n  \n').message, /no cues/);
+  t.throws(() => decodeSrt(Buffer.from([0x31, 0x0a, 0xff, 0xfe, 0x41])), { instanceOf: SrtError, message: /not valid UTF-8/ });
+});
