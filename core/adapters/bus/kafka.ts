@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type logCreator } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
 
@@ -7,7 +7,8 @@ import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusEr
  * after the handler resolves; a message that keeps failing is retried with
  * backoff in place (so later messages of its partition wait, keeping key
  * order) and then sent to `<topic>.dlq`. Values travel as JSON
- * `{ id, value, publishedAt }` under the message key.
+ * `{ id, value, publishedAt }` under the message key. A bus group reading
+ * topic T is the Kafka consumer group `<group>.<T>`.
  */
 
 export interface KafkaBusOptions {
@@ -30,6 +31,29 @@ interface Envelope {
 /** Longest wait between heartbeats while a retry backs off, well inside the default 30 s session timeout. */
 const HEARTBEAT_SLICE_MS = 3000;
 
+/** How long a new topic may take to get a leader on every partition. */
+const TOPIC_READY_TIMEOUT_MS = 30_000;
+
+/*
+ * One Kafka consumer group per (bus group, topic). kafkajs's assigners give
+ * every member partitions of every topic any member subscribed to, so a bus
+ * group that reads two topics (the usage aggregator) or a topic and its
+ * `.dlq` would leave partitions with members that never fetch them.
+ */
+export const consumerGroupId = (group: string, topic: string) => `${group}.${topic}`;
+
+/*
+ * kafkajs logs every error response at ERROR, including the ones it or this
+ * adapter retries (a rebalance, a topic whose leader is being elected, a
+ * topic another process created first). Those are left out; whatever is not
+ * retried reaches the caller as an error anyway.
+ */
+const quietLogCreator: logCreator = () => ({ namespace, label, log }) => {
+  const { message, timestamp, ...rest } = log;
+  if (namespace === 'Connection' && String(message).startsWith('Response')) return;
+  console.error(JSON.stringify({ level: label, timestamp, logger: 'kafkajs', message, ...rest }));
+};
+
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
 
 function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
@@ -39,7 +63,7 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 }
 
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
-  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN });
+  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN, logCreator: quietLogCreator });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
   const onError = opts.onError ?? stderrReporter('kafka');
   const admin = kafka.admin();
@@ -50,6 +74,28 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const topicsReady = new Map<string, Promise<void>>();
   const subscriptions = new Set<Subscription>();
 
+  /*
+   * kafkajs's own `waitForLeaders` gives up on UNKNOWN_TOPIC_OR_PARTITION,
+   * which a KRaft broker answers until its metadata cache has caught up with
+   * the controller; it also skips the wait when another process created the
+   * topic first. So wait here, on every partition having a leader.
+   */
+  async function waitForLeaders(names: string[]): Promise<void> {
+    const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: names });
+        const led = topics.length === names.length
+          && topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+        if (led) return;
+      } catch (error) {
+        if ((error as { retriable?: boolean }).retriable !== true || Date.now() > deadline) throw error;
+      }
+      if (Date.now() > deadline) throw new Error(`kafka bus: no leader for ${names.join(', ')} after ${TOPIC_READY_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   function ensureTopic(topic: string): Promise<void> {
     let ready = topicsReady.get(topic);
     if (!ready) {
@@ -57,7 +103,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       const topics = names.map((name) => ({
         topic: name, numPartitions: opts.partitions, replicationFactor: opts.replicationFactor ?? -1,
       }));
-      ready = admin.createTopics({ topics, waitForLeaders: true }).then(() => undefined);
+      ready = admin.createTopics({ topics, waitForLeaders: false }).then(() => waitForLeaders(names));
       ready.catch(() => topicsReady.delete(topic));
       topicsReady.set(topic, ready);
     }
@@ -89,7 +135,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   async function startConsumer(topic: string, group: string, extra: { maxWaitTimeInMs?: number },
     run: (consumer: Consumer, control: { stopped: () => boolean; pause: (ms: number, heartbeat: () => Promise<void>) => Promise<boolean> }) => Promise<void>): Promise<Subscription> {
     await ensureTopic(topic);
-    const consumer = kafka.consumer({ groupId: group, allowAutoTopicCreation: false, ...extra });
+    const consumer = kafka.consumer({ groupId: consumerGroupId(group, topic), allowAutoTopicCreation: false, ...extra });
     let stopped = false;
     const sleepers = new Set<() => void>();
     const pause = async (ms: number, heartbeat: () => Promise<void>) => {
@@ -129,23 +175,32 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async subscribe<T>(options: SubscribeOptions<T>) {
       const { topic, group, handler } = options;
       const maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+      // eachBatch rather than eachMessage: its commit still goes through while stop() waits for the
+      // handler in flight, where consumer.commitOffsets() is silently dropped once stopping began.
       return startConsumer(topic, group, {}, (consumer, control) => consumer.run({
         autoCommit: false,
+        eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: Math.max(1, options.concurrency ?? 1),
-        eachMessage: async ({ partition, message, heartbeat }) => {
-          for (let attempt = 1; !control.stopped(); attempt++) {
-            try {
-              await handler(decode<T>(message, attempt));
-            } catch (error) {
-              onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
-              if (attempt < maxAttempts) {
-                await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
-                continue;
+        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+          const { partition } = batch;
+          for (const message of batch.messages) {
+            for (let attempt = 1; ; attempt++) {
+              if (control.stopped() || !isRunning() || isStale()) return;
+              try {
+                await handler(decode<T>(message, attempt));
+              } catch (error) {
+                onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
+                if (attempt < maxAttempts) {
+                  await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
+                  continue;
+                }
+                await deadLetter(topic, message);
               }
-              await deadLetter(topic, message);
+              break;
             }
-            await consumer.commitOffsets([{ topic, partition, offset: nextOffset(message.offset) }]);
-            return;
+            resolveOffset(message.offset);
+            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: nextOffset(message.offset) }] }] });
+            await heartbeat();
           }
         },
       }));
@@ -192,7 +247,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       if (!(await admin.listTopics()).includes(topic)) return 0;
       const [ends, committed] = await Promise.all([
         admin.fetchTopicOffsets(topic),
-        admin.fetchOffsets({ groupId: group, topics: [topic] }),
+        admin.fetchOffsets({ groupId: consumerGroupId(group, topic), topics: [topic] }),
       ]);
       const committedByPartition = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
       let lag = 0n;
