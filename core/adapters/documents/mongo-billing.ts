@@ -1,11 +1,9 @@
-import { MongoServerError, type Collection, type Db, type Document, type Filter } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import type {
   ChargeCommand,
   Grant,
   GrantsStore,
   LedgerEntry,
-  LedgerStore,
-  OutboxStore,
   RefundCommand,
 } from '../../ports/documents.ts';
 import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
@@ -59,11 +57,6 @@ export function toGrant(doc: Document): Grant {
     expiresAt: doc.expiresAt ?? null, isGift: doc.isGift === true,
     engines: doc.engines ?? [], status: doc.status, createdAt: doc.createdAt,
   };
-}
-
-function toEntry(doc: Document): LedgerEntry {
-  const { _id, queuedAt: _queuedAt, ...rest } = doc;
-  return { id: doc.id ?? _id, ...rest } as LedgerEntry;
 }
 
 /** Which cap windows of the grant are the command's own (the others roll over with the charge). */
@@ -231,66 +224,6 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
         if (res.matchedCount === 1) return { applied: true };
       }
       throw new Error(`refund of ${chargeId} kept racing other writes to grant ${cmd.grantId}`);
-    },
-  };
-}
-
-export function createMongoOutbox(grants: Collection<GrantDoc>): OutboxStore {
-  return {
-    async pending(limit) {
-      if (limit <= 0) return [];
-      const items = await grants
-        .aggregate([
-          { $match: { 'outbox.queuedAt': { $exists: true } } },
-          { $project: { outbox: 1 } },
-          // $$NOW has millisecond resolution: ties fall back to the grant, then to the order of its array.
-          { $unwind: { path: '$outbox', includeArrayIndex: 'position' } },
-          { $sort: { 'outbox.queuedAt': 1, _id: 1, position: 1 } },
-          { $limit: limit },
-          { $replaceRoot: { newRoot: '$outbox' } },
-        ])
-        .toArray();
-      return items.map(toEntry);
-    },
-    async markPublished(ids) {
-      if (ids.length === 0) return;
-      await grants.updateMany({ 'outbox.id': { $in: ids } }, { $pull: { outbox: { id: { $in: ids } } } });
-    },
-  };
-}
-
-export function createMongoLedger(ledger: Collection<LedgerDoc>): LedgerStore {
-  return {
-    async append(entry) {
-      const { id, ...rest } = entry;
-      try {
-        await ledger.insertOne({ ...rest, _id: id });
-        return true;
-      } catch (err) {
-        if (err instanceof MongoServerError && err.code === 11000) return false;
-        throw err;
-      }
-    },
-    async sumByGrant(grantId) {
-      const [row] = await ledger
-        .aggregate<{ charged: number; refunded: number; entries: number }>([
-          { $match: { grantId } },
-          {
-            $group: {
-              _id: null,
-              charged: { $sum: { $cond: [{ $eq: ['$kind', 'charge'] }, '$tokens', 0] } },
-              refunded: { $sum: { $cond: [{ $eq: ['$kind', 'refund'] }, '$tokens', 0] } },
-              entries: { $sum: 1 },
-            },
-          },
-          { $project: { _id: 0 } },
-        ])
-        .toArray();
-      return row ?? { charged: 0, refunded: 0, entries: 0 };
-    },
-    async listByGrant(grantId) {
-      const docs = await ledger.find({ grantId }).sort({ at: 1, _id: 1 }).toArray();
-      return docs.map(toEntry);
     },
   };
 }
