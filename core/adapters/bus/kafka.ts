@@ -33,6 +33,8 @@ const HEARTBEAT_SLICE_MS = 3000;
 
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
+/** How long an admin request is retried while the broker answers with a retriable error. */
+const RETRIABLE_FOR_MS = 15_000;
 
 /*
  * One Kafka consumer group per (bus group, topic). kafkajs's assigners give
@@ -53,6 +55,21 @@ const quietLogCreator: logCreator = () => ({ namespace, label, log }) => {
   if (namespace === 'Connection' && String(message).startsWith('Response')) return;
   console.error(JSON.stringify({ level: label, timestamp, logger: 'kafkajs', message, ...rest }));
 };
+
+const isRetriable = (error: unknown) => (error as { retriable?: boolean }).retriable === true;
+
+/** Runs `call` again while it fails with an error Kafka marks retriable, for at most RETRIABLE_FOR_MS. */
+async function retryRetriable<T>(call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RETRIABLE_FOR_MS;
+  for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isRetriable(error) || Date.now() + wait > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
 
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
 
@@ -89,7 +106,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           && topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
         if (led) return;
       } catch (error) {
-        if ((error as { retriable?: boolean }).retriable !== true || Date.now() > deadline) throw error;
+        if (!isRetriable(error) || Date.now() > deadline) throw error;
       }
       if (Date.now() > deadline) throw new Error(`kafka bus: no leader for ${names.join(', ')} after ${TOPIC_READY_TIMEOUT_MS} ms`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -246,8 +263,9 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async lag(topic: string, group: string) {
       if (!(await admin.listTopics()).includes(topic)) return 0;
       const [ends, committed] = await Promise.all([
-        admin.fetchTopicOffsets(topic),
-        admin.fetchOffsets({ groupId: consumerGroupId(group, topic), topics: [topic] }),
+        retryRetriable(() => admin.fetchTopicOffsets(topic)),
+        // The group coordinator answers NOT_COORDINATOR while it loads its offsets partition; kafkajs' admin does not retry that.
+        retryRetriable(() => admin.fetchOffsets({ groupId: consumerGroupId(group, topic), topics: [topic] })),
       ]);
       const committedByPartition = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
       let lag = 0n;
