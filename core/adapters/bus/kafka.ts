@@ -152,8 +152,14 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   async function startConsumer(topic: string, group: string, extra: { maxWaitTimeInMs?: number },
     run: (consumer: Consumer, control: { stopped: () => boolean; pause: (ms: number, heartbeat: () => Promise<void>) => Promise<boolean> }) => Promise<void>): Promise<Subscription> {
     await ensureTopic(topic);
-    const consumer = kafka.consumer({ groupId: consumerGroupId(group, topic), allowAutoTopicCreation: false, ...extra });
     let stopped = false;
+    const consumer = kafka.consumer({
+      groupId: consumerGroupId(group, topic),
+      allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer (e.g. the coordinator was still loading) on a timer; one stopped meanwhile must stay stopped.
+      retry: { restartOnFailure: async () => !stopped },
+      ...extra,
+    });
     const sleepers = new Set<() => void>();
     const pause = async (ms: number, heartbeat: () => Promise<void>) => {
       const end = Date.now() + ms;

@@ -10,7 +10,7 @@ import { artifactVersion, freePort, prepareJavaServer, SMALL_JVM, startJava, tai
  * loopback, from the jars test/servers/kafka/pom.xml names: one JVM
  * (test/servers/kafka/KafkaBroker.java) formats its storage in a fresh temp
  * folder and runs the broker on free ports; the address is handed out once a
- * client's metadata request is answered.
+ * client's metadata and group requests are answered.
  */
 
 export interface TestKafka {
@@ -35,7 +35,7 @@ function serverProperties(dir: string, port: number, controllerPort: number): st
     `log.dirs=${path.join(dir, 'data')}`,
     'num.partitions=1',
     'offsets.topic.replication.factor=1',
-    'offsets.topic.num.partitions=4',
+    'offsets.topic.num.partitions=1',
     'transaction.state.log.replication.factor=1',
     'transaction.state.log.min.isr=1',
     'transaction.state.log.num.partitions=1',
@@ -54,12 +54,19 @@ function serverProperties(dir: string, port: number, controllerPort: number): st
 /** A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints. */
 const clusterId = () => randomBytes(16).toString('base64url');
 
+/**
+ * Whether the broker answers metadata requests and its group coordinator has
+ * loaded the (single-partition) offsets topic; before that every consumer
+ * joining a group is turned away with COORDINATOR_LOAD_IN_PROGRESS.
+ */
 async function answers(brokers: string): Promise<boolean> {
   const admin = new Kafka({ clientId: 'test-kafka-probe', brokers: [brokers], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.controller !== null && cluster.brokers.length > 0;
+    if (cluster.controller === null || cluster.brokers.length === 0) return false;
+    await admin.describeGroups(['test-kafka-probe']);
+    return true;
   } catch {
     return false;
   } finally {
@@ -89,7 +96,7 @@ export async function startKafka(): Promise<TestKafka> {
       const brokers = `127.0.0.1:${port}`;
       const deadline = Date.now() + START_TIMEOUT_MS;
       while (!(await answers(brokers))) {
-        if (Date.now() > deadline) throw new Error(`the broker does not answer metadata requests:\n${tail(broker.output())}`);
+        if (Date.now() > deadline) throw new Error(`the broker does not answer metadata and group requests:\n${tail(broker.output())}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       return { brokers, version, stop: cleanup };
