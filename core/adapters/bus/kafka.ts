@@ -1,6 +1,7 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type logCreator } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
+import { consumerGroupId, isRetriable, quietLogCreator, retryRetriable } from './kafka-support.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
@@ -33,44 +34,6 @@ const HEARTBEAT_SLICE_MS = 3000;
 
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
-/** How long an admin request is retried while the broker answers with a retriable error. */
-const RETRIABLE_FOR_MS = 15_000;
-
-/*
- * One Kafka consumer group per (bus group, topic). kafkajs's assigners give
- * every member partitions of every topic any member subscribed to, so a bus
- * group that reads two topics (the usage aggregator) or a topic and its
- * `.dlq` would leave partitions with members that never fetch them.
- */
-export const consumerGroupId = (group: string, topic: string) => `${group}.${topic}`;
-
-/*
- * kafkajs logs every error response at ERROR, including the ones it or this
- * adapter retries (a rebalance, a topic whose leader is being elected, a
- * topic another process created first). Those are left out; whatever is not
- * retried reaches the caller as an error anyway.
- */
-const quietLogCreator: logCreator = () => ({ namespace, label, log }) => {
-  const { message, timestamp, ...rest } = log;
-  if (namespace === 'Connection' && String(message).startsWith('Response')) return;
-  console.error(JSON.stringify({ level: label, timestamp, logger: 'kafkajs', message, ...rest }));
-};
-
-const isRetriable = (error: unknown) => (error as { retriable?: boolean }).retriable === true;
-
-/** Runs `call` again while it fails with an error Kafka marks retriable, for at most RETRIABLE_FOR_MS. */
-async function retryRetriable<T>(call: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + RETRIABLE_FOR_MS;
-  for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!isRetriable(error) || Date.now() + wait > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-  }
-}
-
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
 
 function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
@@ -206,24 +169,38 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         partitionsConsumedConcurrently: Math.max(1, options.concurrency ?? 1),
         eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
           const { partition } = batch;
-          for (const message of batch.messages) {
+          /** Handles one message until it succeeds or is dead-lettered; false when stopped first (left uncommitted). */
+          const deliver = async (message: KafkaMessage): Promise<boolean> => {
             for (let attempt = 1; ; attempt++) {
-              if (control.stopped() || !isRunning() || isStale()) return;
+              if (control.stopped() || !isRunning() || isStale()) return false;
               try {
                 await handler(decode<T>(message, attempt));
+                return true;
               } catch (error) {
                 onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
-                if (attempt < maxAttempts) {
-                  await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
-                  continue;
+                if (attempt >= maxAttempts) {
+                  await deadLetter(topic, message);
+                  return true;
                 }
-                await deadLetter(topic, message);
+                await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
               }
-              break;
             }
-            resolveOffset(message.offset);
-            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: nextOffset(message.offset) }] }] });
-            await heartbeat();
+          };
+          // Each offset is committed after its handler resolved, in order, while the next message is handled;
+          // the batch (and so stop()) ends only once every commit has landed.
+          let committed: Promise<unknown> = Promise.resolve();
+          try {
+            for (const message of batch.messages) {
+              if (!(await deliver(message))) return;
+              resolveOffset(message.offset);
+              const offset = nextOffset(message.offset);
+              const commit = committed.then(() => commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] }));
+              commit.catch(() => {}); // awaited below; this only keeps it from counting as unhandled meanwhile
+              committed = commit;
+              await heartbeat();
+            }
+          } finally {
+            await committed;
           }
         },
       }));
