@@ -242,17 +242,21 @@ test('local: a publish in this process wakes an idle subscriber at once, without
   const db = openEmbeddedDb(dir);
   const bus = createLocalBus(db, { pollMs: 60_000, onError: quiet });
   const { topic, group } = names();
-  let receivedAt = 0;
-  const sub = await bus.subscribe({ topic, group, handler: async () => { receivedAt = Date.now(); } });
-  await sleep(50);
-  const sentAt = Date.now();
-  await bus.publish(topic, [{ id: 'x', key: 'k', value: 1 }]);
-  await eventually(() => receivedAt > 0, 2000);
-  t.true(receivedAt - sentAt < 100, `latency ${receivedAt - sentAt} ms`);
-  await sub.stop();
-  await bus.close();
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
+  // A failed assertion throws (ava 6+): close in finally, or the 60 s poll loop keeps the worker alive.
+  try {
+    let receivedAt = 0;
+    const sub = await bus.subscribe({ topic, group, handler: async () => { receivedAt = Date.now(); } });
+    await sleep(50);
+    const sentAt = Date.now();
+    await bus.publish(topic, [{ id: 'x', key: 'k', value: 1 }]);
+    await eventually(() => receivedAt > 0, 2000);
+    t.true(receivedAt - sentAt < 100, `latency ${receivedAt - sentAt} ms`);
+    await sub.stop();
+  } finally {
+    await bus.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('local: messages every group has committed are pruned, and retention caps a log nobody reads', async (t) => {

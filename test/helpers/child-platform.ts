@@ -14,6 +14,19 @@ export interface ChildPlatform {
   exited: Promise<number | string>;
 }
 
+/*
+ * `npm test` exports the addresses of the servers it started for the adapter
+ * contract suites; a child runs on the embedded defaults unless its test
+ * names a production adapter itself.
+ */
+const ADAPTER_SELECTORS = ['KAFKA_BROKERS', 'MONGODB_URL', 'CLICKHOUSE_URL', 'REDIS_URL'];
+
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const inherited = { ...process.env };
+  for (const name of ADAPTER_SELECTORS) delete inherited[name];
+  return inherited;
+}
+
 /**
  * Runs `core/main.ts` (what `npm start` runs) as a child process, so tests
  * can kill it the hard way. Resolves once the platform logged its start.
@@ -21,7 +34,7 @@ export interface ChildPlatform {
 export async function startChildPlatform(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildPlatform> {
   const child = spawn(process.execPath, ['--import=tsx', 'core/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...inheritedEnv(), HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,13 +1,15 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
+import { consumerGroupId, isRetriable, quietLogCreator, retryRetriable } from './kafka-support.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
  * after the handler resolves; a message that keeps failing is retried with
  * backoff in place (so later messages of its partition wait, keeping key
  * order) and then sent to `<topic>.dlq`. Values travel as JSON
- * `{ id, value, publishedAt }` under the message key.
+ * `{ id, value, publishedAt }` under the message key. A bus group reading
+ * topic T is the Kafka consumer group `<group>.<T>`.
  */
 
 export interface KafkaBusOptions {
@@ -30,6 +32,8 @@ interface Envelope {
 /** Longest wait between heartbeats while a retry backs off, well inside the default 30 s session timeout. */
 const HEARTBEAT_SLICE_MS = 3000;
 
+/** How long a new topic may take to get a leader on every partition. */
+const TOPIC_READY_TIMEOUT_MS = 30_000;
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
 
 function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
@@ -39,7 +43,7 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 }
 
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
-  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN });
+  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN, logCreator: quietLogCreator });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
   const onError = opts.onError ?? stderrReporter('kafka');
   const admin = kafka.admin();
@@ -50,6 +54,28 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const topicsReady = new Map<string, Promise<void>>();
   const subscriptions = new Set<Subscription>();
 
+  /*
+   * kafkajs's own `waitForLeaders` gives up on UNKNOWN_TOPIC_OR_PARTITION,
+   * which a KRaft broker answers until its metadata cache has caught up with
+   * the controller; it also skips the wait when another process created the
+   * topic first. So wait here, on every partition having a leader.
+   */
+  async function waitForLeaders(names: string[]): Promise<void> {
+    const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: names });
+        const led = topics.length === names.length
+          && topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+        if (led) return;
+      } catch (error) {
+        if (!isRetriable(error) || Date.now() > deadline) throw error;
+      }
+      if (Date.now() > deadline) throw new Error(`kafka bus: no leader for ${names.join(', ')} after ${TOPIC_READY_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   function ensureTopic(topic: string): Promise<void> {
     let ready = topicsReady.get(topic);
     if (!ready) {
@@ -57,7 +83,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       const topics = names.map((name) => ({
         topic: name, numPartitions: opts.partitions, replicationFactor: opts.replicationFactor ?? -1,
       }));
-      ready = admin.createTopics({ topics, waitForLeaders: true }).then(() => undefined);
+      ready = admin.createTopics({ topics, waitForLeaders: false }).then(() => waitForLeaders(names));
       ready.catch(() => topicsReady.delete(topic));
       topicsReady.set(topic, ready);
     }
@@ -89,8 +115,14 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   async function startConsumer(topic: string, group: string, extra: { maxWaitTimeInMs?: number },
     run: (consumer: Consumer, control: { stopped: () => boolean; pause: (ms: number, heartbeat: () => Promise<void>) => Promise<boolean> }) => Promise<void>): Promise<Subscription> {
     await ensureTopic(topic);
-    const consumer = kafka.consumer({ groupId: group, allowAutoTopicCreation: false, ...extra });
     let stopped = false;
+    const consumer = kafka.consumer({
+      groupId: consumerGroupId(group, topic),
+      allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer (e.g. the coordinator was still loading) on a timer; one stopped meanwhile must stay stopped.
+      retry: { restartOnFailure: async () => !stopped },
+      ...extra,
+    });
     const sleepers = new Set<() => void>();
     const pause = async (ms: number, heartbeat: () => Promise<void>) => {
       const end = Date.now() + ms;
@@ -129,23 +161,46 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async subscribe<T>(options: SubscribeOptions<T>) {
       const { topic, group, handler } = options;
       const maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+      // eachBatch rather than eachMessage: its commit still goes through while stop() waits for the
+      // handler in flight, where consumer.commitOffsets() is silently dropped once stopping began.
       return startConsumer(topic, group, {}, (consumer, control) => consumer.run({
         autoCommit: false,
+        eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: Math.max(1, options.concurrency ?? 1),
-        eachMessage: async ({ partition, message, heartbeat }) => {
-          for (let attempt = 1; !control.stopped(); attempt++) {
-            try {
-              await handler(decode<T>(message, attempt));
-            } catch (error) {
-              onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
-              if (attempt < maxAttempts) {
+        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+          const { partition } = batch;
+          /** Handles one message until it succeeds or is dead-lettered; false when stopped first (left uncommitted). */
+          const deliver = async (message: KafkaMessage): Promise<boolean> => {
+            for (let attempt = 1; ; attempt++) {
+              if (control.stopped() || !isRunning() || isStale()) return false;
+              try {
+                await handler(decode<T>(message, attempt));
+                return true;
+              } catch (error) {
+                onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
+                if (attempt >= maxAttempts) {
+                  await deadLetter(topic, message);
+                  return true;
+                }
                 await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
-                continue;
               }
-              await deadLetter(topic, message);
             }
-            await consumer.commitOffsets([{ topic, partition, offset: nextOffset(message.offset) }]);
-            return;
+          };
+          // Each offset is committed after its handler resolved, in order, while the next message is handled;
+          // the batch (and so stop()) ends only once every commit has landed.
+          let committed: Promise<unknown> = Promise.resolve();
+          try {
+            for (const message of batch.messages) {
+              if (!(await deliver(message))) return;
+              resolveOffset(message.offset);
+              const offset = nextOffset(message.offset);
+              const commit = committed.then(() => commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] }));
+              commit.catch(() => {}); // awaited below; this only keeps it from counting as unhandled meanwhile
+              committed = commit;
+              await heartbeat();
+            }
+          } finally {
+            await committed;
           }
         },
       }));
@@ -191,8 +246,9 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async lag(topic: string, group: string) {
       if (!(await admin.listTopics()).includes(topic)) return 0;
       const [ends, committed] = await Promise.all([
-        admin.fetchTopicOffsets(topic),
-        admin.fetchOffsets({ groupId: group, topics: [topic] }),
+        retryRetriable(() => admin.fetchTopicOffsets(topic)),
+        // The group coordinator answers NOT_COORDINATOR while it loads its offsets partition; kafkajs' admin does not retry that.
+        retryRetriable(() => admin.fetchOffsets({ groupId: consumerGroupId(group, topic), topics: [topic] })),
       ]);
       const committedByPartition = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
       let lag = 0n;

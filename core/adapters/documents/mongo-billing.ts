@@ -1,21 +1,22 @@
-import { MongoServerError, type Collection, type Db, type Document, type Filter } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import type {
   ChargeCommand,
   Grant,
   GrantsStore,
   LedgerEntry,
-  LedgerStore,
-  OutboxStore,
   RefundCommand,
 } from '../../ports/documents.ts';
 import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
 
 /**
  * Grants, outbox and ledger on MongoDB without multi-document transactions
- * (they need a replica set). Each charge or refund is ONE findOneAndUpdate of
- * the grant document: its filter carries every condition, its update is a
- * pipeline that rolls the cap windows over and appends the ledger entry to
- * the grant's own `outbox` array, so single-document atomicity is the outbox.
+ * (they need a replica set). Each charge or refund is ONE conditional
+ * findOneAndUpdate of the grant document that also pushes the ledger entry
+ * into the grant's own `outbox` array, so single-document atomicity is the
+ * outbox. Only classic update operators ($inc, $set, $push) are used, no
+ * update pipelines: the filter pins the state the update was written for
+ * (which cap windows are current, what is left), and a write whose pinned
+ * state moved on is re-planned from a fresh read.
  */
 
 type OutboxItem = LedgerEntry & { queuedAt: Date };
@@ -36,6 +37,14 @@ export type LedgerDoc = Omit<LedgerEntry, 'id'> & { _id: string };
  */
 const REFUNDED_CHARGES_KEPT = 20_000;
 
+/*
+ * Re-plans of one write. A plan goes stale only when a cap window rolls over
+ * or a refund races a change of the numbers it read, so a few are plenty; a
+ * charge that still has not landed is refused like a lost race (the billing
+ * code answers CONCURRENT_CONFLICT when no grant can be charged).
+ */
+const MAX_PLANS = 5;
+
 const GRANT_PROJECTION = { outbox: 0, refundedCharges: 0, expiresAtMs: 0 } as const;
 
 export function toGrant(doc: Document): Grant {
@@ -50,116 +59,105 @@ export function toGrant(doc: Document): Grant {
   };
 }
 
-function toEntry(doc: Document): LedgerEntry {
-  const { _id, queuedAt: _queuedAt, ...rest } = doc;
-  return { id: doc.id ?? _id, ...rest } as LedgerEntry;
+/** Which cap windows of the grant are the command's own (the others roll over with the charge). */
+interface Windows {
+  day: boolean;
+  week: boolean;
 }
 
-/** Tokens the grant has counted in window `key`: nothing once the window rolled over. */
-function windowUsed(keyField: string, usedField: string, key: string): Document {
-  return { $cond: [{ $eq: [keyField, { $literal: key }] }, usedField, 0] };
+const windowsOf = (grant: Pick<Grant, 'dayKey' | 'weekKey'>, cmd: ChargeCommand): Windows =>
+  ({ day: grant.dayKey === cmd.dayKey, week: grant.weekKey === cmd.weekKey });
+
+/** `cap` is unset or `used` (an expression) plus the charge stays within it. */
+function capHolds(capField: string, used: Document | number): Document {
+  return { $or: [{ $eq: [{ $ifNull: [capField, null] }, null] }, { $lte: [used, capField] }] };
 }
 
-function capHolds(capField: string, keyField: string, usedField: string, key: string, tokens: number): Document {
-  return {
-    $or: [
-      { $eq: [{ $ifNull: [capField, null] }, null] },
-      { $lte: [{ $add: [windowUsed(keyField, usedField, key), tokens] }, capField] },
-    ],
-  };
-}
-
-function appendOutbox(item: Document): Document {
-  return { $concatArrays: [{ $ifNull: ['$outbox', []] }, [item]] };
-}
-
-function chargeFilter(cmd: ChargeCommand, nowMs: number): Filter<GrantDoc> {
+function chargeFilter(cmd: ChargeCommand, nowMs: number, windows: Windows): Filter<GrantDoc> {
+  const { tokens } = cmd;
   return {
     _id: cmd.grantId,
     status: 'active',
     $or: [{ expiresAtMs: null }, { expiresAtMs: { $gt: nowMs } }],
     // a retried entry id must not be counted twice
     'outbox.id': { $ne: cmd.entry.id },
+    dayKey: windows.day ? cmd.dayKey : { $ne: cmd.dayKey },
+    weekKey: windows.week ? cmd.weekKey : { $ne: cmd.weekKey },
     $expr: {
       $and: [
-        { $gte: [{ $subtract: ['$totalTokens', '$usedTokens'] }, cmd.tokens] },
-        capHolds('$dailyCap', '$dayKey', '$dayUsed', cmd.dayKey, cmd.tokens),
-        capHolds('$weeklyCap', '$weekKey', '$weekUsed', cmd.weekKey, cmd.tokens),
+        { $gte: [{ $subtract: ['$totalTokens', '$usedTokens'] }, tokens] },
+        capHolds('$dailyCap', windows.day ? { $add: ['$dayUsed', tokens] } : tokens),
+        capHolds('$weeklyCap', windows.week ? { $add: ['$weekUsed', tokens] } : tokens),
       ],
     },
   };
 }
 
-function chargeUpdate(cmd: ChargeCommand): Document[] {
+function chargeUpdate(cmd: ChargeCommand, windows: Windows): Document {
   const { tokens } = cmd;
-  // One $set stage evaluates every field against the document as it was, so the old window keys are read.
-  return [{
-    $set: {
-      usedTokens: { $add: ['$usedTokens', tokens] },
-      dayUsed: { $add: [windowUsed('$dayKey', '$dayUsed', cmd.dayKey), tokens] },
-      dayKey: { $literal: cmd.dayKey },
-      weekUsed: { $add: [windowUsed('$weekKey', '$weekUsed', cmd.weekKey), tokens] },
-      weekKey: { $literal: cmd.weekKey },
-      outbox: appendOutbox({ $mergeObjects: [{ $literal: chargeEntry(cmd) }, { queuedAt: '$$NOW' }] }),
-    },
-  }];
+  const inc: Document = { usedTokens: tokens };
+  const set: Document = {};
+  if (windows.day) inc.dayUsed = tokens;
+  else Object.assign(set, { dayKey: cmd.dayKey, dayUsed: tokens });
+  if (windows.week) inc.weekUsed = tokens;
+  else Object.assign(set, { weekKey: cmd.weekKey, weekUsed: tokens });
+  const update: Document = { $inc: inc, $push: { outbox: { ...chargeEntry(cmd), queuedAt: new Date() } } };
+  if (Object.keys(set).length > 0) update.$set = set;
+  return update;
 }
 
-/** Size of the refunded charge: from the grant's outbox when still there, else from the ledger read before. */
-function chargedTokens(chargeId: string, fallback: number): Document {
-  const id = { $literal: chargeId };
-  return {
-    $let: {
-      vars: {
-        found: {
-          $filter: {
-            input: { $ifNull: ['$outbox', []] },
-            as: 'e',
-            cond: {
-              $and: [
-                { $eq: ['$$e.kind', 'charge'] },
-                { $or: [{ $eq: ['$$e.id', id] }, { $eq: ['$$e.chargeId', id] }] },
-              ],
-            },
-          },
-        },
-      },
-      in: { $ifNull: [{ $arrayElemAt: ['$$found.tokens', 0] }, fallback] },
-    },
-  };
+/** The charge's size from the grant's outbox while it is still queued there. */
+function queuedChargeTokens(doc: Pick<GrantDoc, 'outbox'>, chargeId: string): number | null {
+  const found = (doc.outbox ?? []).find((e) => e.kind === 'charge' && (e.id === chargeId || e.chargeId === chargeId));
+  return found?.tokens ?? null;
 }
 
-/** Tokens go back to a cap window only while it is still the grant's current one. */
-function returnToWindow(keyField: string, usedField: string, key: string | null): Document | string {
-  if (key === null) return usedField;
-  return {
-    $cond: [
-      { $eq: [keyField, { $literal: key }] },
-      { $max: [0, { $subtract: [usedField, '$refundTokens'] }] },
-      usedField,
-    ],
-  };
-}
+type RefundRead = Pick<GrantDoc, '_id' | 'usedTokens' | 'dayKey' | 'dayUsed' | 'weekKey' | 'weekUsed' | 'outbox'>;
 
-function refundUpdate(cmd: RefundCommand, ledgerTokens: number | null): Document[] {
+/**
+ * The refund's write, planned from one read of the grant: the tokens are the
+ * smallest of the asked amount, what the grant has used and the charge
+ * itself; they go back to a cap window only while it is the one the charge
+ * was counted in (clamped at zero). The filter pins each number the plan used.
+ */
+function refundPlan(cmd: RefundCommand, doc: RefundRead, ledgerTokens: number | null): { filter: Filter<GrantDoc>; update: Document } | null {
   const { entry } = cmd;
-  return [
-    { $set: { refundTokens: { $min: [cmd.tokens, '$usedTokens', chargedTokens(entry.chargeId, ledgerTokens ?? cmd.tokens)] } } },
-    {
-      $set: {
-        usedTokens: { $subtract: ['$usedTokens', '$refundTokens'] },
-        dayUsed: returnToWindow('$dayKey', '$dayUsed', entry.dayKey ?? null),
-        weekUsed: returnToWindow('$weekKey', '$weekUsed', entry.weekKey ?? null),
-        refundedCharges: {
-          $slice: [{ $concatArrays: [{ $ifNull: ['$refundedCharges', []] }, [{ $literal: entry.chargeId }]] }, -REFUNDED_CHARGES_KEPT],
-        },
-        outbox: appendOutbox({
-          $mergeObjects: [{ $literal: entry }, { tokens: '$refundTokens', queuedAt: '$$NOW' }],
-        }),
-      },
+  const charged = queuedChargeTokens(doc, entry.chargeId) ?? ledgerTokens ?? cmd.tokens;
+  const tokens = Math.min(cmd.tokens, doc.usedTokens, charged);
+  if (tokens <= 0) return null;
+  const filter: Filter<GrantDoc> = { _id: cmd.grantId, refundedCharges: { $ne: entry.chargeId } };
+  filter.usedTokens = tokens === doc.usedTokens ? doc.usedTokens : { $gte: tokens };
+  const inc: Document = { usedTokens: -tokens };
+  const set: Document = {};
+  const windows = [
+    { key: 'dayKey', used: 'dayUsed', entryKey: entry.dayKey ?? null },
+    { key: 'weekKey', used: 'weekUsed', entryKey: entry.weekKey ?? null },
+  ] as const;
+  for (const w of windows) {
+    if (w.entryKey === null) continue;
+    if (doc[w.key] !== w.entryKey) {
+      filter[w.key] = { $ne: w.entryKey };
+      continue;
+    }
+    filter[w.key] = w.entryKey;
+    const used = doc[w.used] ?? 0;
+    if (used >= tokens) {
+      filter[w.used] = { $gte: tokens };
+      inc[w.used] = -tokens;
+    } else {
+      filter[w.used] = used;
+      set[w.used] = 0;
+    }
+  }
+  const update: Document = {
+    $inc: inc,
+    $push: {
+      refundedCharges: { $each: [entry.chargeId], $slice: -REFUNDED_CHARGES_KEPT },
+      outbox: { ...entry, tokens, queuedAt: new Date() },
     },
-    { $unset: 'refundTokens' },
-  ];
+  };
+  if (Object.keys(set).length > 0) update.$set = set;
+  return { filter, update };
 }
 
 export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collection<LedgerDoc>): GrantsStore {
@@ -189,11 +187,21 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     },
     async charge(cmd) {
       const nowMs = checkCharge(cmd);
-      const after = await grants.findOneAndUpdate(chargeFilter(cmd, nowMs), chargeUpdate(cmd), {
-        returnDocument: 'after',
-        projection: GRANT_PROJECTION,
-      });
-      if (after) return { ok: true, grant: toGrant(after) };
+      // Most charges land in the grant's current windows: plan for that first, read only when it missed.
+      let windows: Windows = { day: true, week: true };
+      for (let plan = 0; plan < MAX_PLANS; plan++) {
+        const after = await grants.findOneAndUpdate(chargeFilter(cmd, nowMs, windows), chargeUpdate(cmd, windows), {
+          returnDocument: 'after',
+          projection: GRANT_PROJECTION,
+        });
+        if (after) return { ok: true, grant: toGrant(after) };
+        const fresh = await read(cmd.grantId);
+        if (!fresh) return { ok: false, grant: null };
+        const now = windowsOf(fresh, cmd);
+        // The plan matched the grant's windows, so a condition refused it: the grant cannot pay.
+        if (now.day === windows.day && now.week === windows.week) return { ok: false, grant: fresh };
+        windows = now;
+      }
       return { ok: false, grant: await read(cmd.grantId) };
     },
     async refund(cmd) {
@@ -204,72 +212,18 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
         { grantId: cmd.grantId, kind: 'charge', $or: [{ _id: chargeId }, { chargeId }] },
         { projection: { tokens: 1 } },
       );
-      const after = await grants.findOneAndUpdate(
-        { _id: cmd.grantId, refundedCharges: { $ne: chargeId }, usedTokens: { $gt: 0 } },
-        refundUpdate(cmd, published?.tokens ?? null),
-        { projection: { _id: 1 } },
-      );
-      return { applied: after !== null };
-    },
-  };
-}
-
-export function createMongoOutbox(grants: Collection<GrantDoc>): OutboxStore {
-  return {
-    async pending(limit) {
-      if (limit <= 0) return [];
-      const items = await grants
-        .aggregate([
-          { $match: { 'outbox.queuedAt': { $exists: true } } },
-          { $project: { outbox: 1 } },
-          // $$NOW has millisecond resolution: ties fall back to the grant, then to the order of its array.
-          { $unwind: { path: '$outbox', includeArrayIndex: 'position' } },
-          { $sort: { 'outbox.queuedAt': 1, _id: 1, position: 1 } },
-          { $limit: limit },
-          { $replaceRoot: { newRoot: '$outbox' } },
-        ])
-        .toArray();
-      return items.map(toEntry);
-    },
-    async markPublished(ids) {
-      if (ids.length === 0) return;
-      await grants.updateMany({ 'outbox.id': { $in: ids } }, { $pull: { outbox: { id: { $in: ids } } } });
-    },
-  };
-}
-
-export function createMongoLedger(ledger: Collection<LedgerDoc>): LedgerStore {
-  return {
-    async append(entry) {
-      const { id, ...rest } = entry;
-      try {
-        await ledger.insertOne({ ...rest, _id: id });
-        return true;
-      } catch (err) {
-        if (err instanceof MongoServerError && err.code === 11000) return false;
-        throw err;
+      for (let plan = 0; plan < MAX_PLANS; plan++) {
+        const doc = await grants.findOne(
+          { _id: cmd.grantId, refundedCharges: { $ne: chargeId } },
+          { projection: { usedTokens: 1, dayKey: 1, dayUsed: 1, weekKey: 1, weekUsed: 1, outbox: 1 } },
+        );
+        if (!doc) return { applied: false };
+        const write = refundPlan(cmd, doc, published?.tokens ?? null);
+        if (!write) return { applied: false };
+        const res = await grants.updateOne(write.filter, write.update);
+        if (res.matchedCount === 1) return { applied: true };
       }
-    },
-    async sumByGrant(grantId) {
-      const [row] = await ledger
-        .aggregate<{ charged: number; refunded: number; entries: number }>([
-          { $match: { grantId } },
-          {
-            $group: {
-              _id: null,
-              charged: { $sum: { $cond: [{ $eq: ['$kind', 'charge'] }, '$tokens', 0] } },
-              refunded: { $sum: { $cond: [{ $eq: ['$kind', 'refund'] }, '$tokens', 0] } },
-              entries: { $sum: 1 },
-            },
-          },
-          { $project: { _id: 0 } },
-        ])
-        .toArray();
-      return row ?? { charged: 0, refunded: 0, entries: 0 };
-    },
-    async listByGrant(grantId) {
-      const docs = await ledger.find({ grantId }).sort({ at: 1, _id: 1 }).toArray();
-      return docs.map(toEntry);
+      throw new Error(`refund of ${chargeId} kept racing other writes to grant ${cmd.grantId}`);
     },
   };
 }

@@ -1,10 +1,11 @@
-import type { Collection, Db, Document } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { CachedAudio, JobRecord, JobsStore } from '../../ports/jobs.ts';
 
 /**
  * Jobs on MongoDB with the semantics of sqlite-jobs.ts. Every state change is
- * ONE conditional single-document write, so two workers racing for a job, or a
- * late completion racing a failure, are decided by the server, not by a read.
+ * a conditional single-document write with classic update operators (no
+ * update pipelines), so two workers racing for a job, or a late completion
+ * racing a failure, are decided by the server, not by a read.
  */
 
 type JobDoc = Omit<JobRecord, 'id'> & { _id: string; seq?: number };
@@ -58,21 +59,20 @@ export async function createMongoJobs(db: Db): Promise<JobsStore> {
       return docs.map((doc) => fromDoc(doc) as JobRecord);
     },
     async claim(id, owner, leaseUntil, now) {
-      const doc = await jobs.findOneAndUpdate(
-        { _id: id, $or: [{ status: 'queued' }, { status: 'processing', leaseUntil: { $lt: now } }] },
-        // A pipeline so that startedAt keeps the first attempt's time; $literal keeps caller strings from reading as field paths.
-        [{
-          $set: {
-            status: { $literal: 'processing' },
-            leaseOwner: { $literal: owner },
-            leaseUntil: { $literal: leaseUntil },
-            attempts: { $add: [{ $ifNull: ['$attempts', 0] }, 1] },
-            startedAt: { $ifNull: ['$startedAt', { $literal: now }] },
-          },
-        }],
+      const claimable: Filter<JobDoc> = { _id: id, $or: [{ status: 'queued' }, { status: 'processing', leaseUntil: { $lt: now } }] };
+      const lease = { status: 'processing' as const, leaseOwner: owner, leaseUntil };
+      // startedAt keeps the first attempt's time: one conditional write for a job never started, one for a retried job.
+      const first = await jobs.findOneAndUpdate(
+        { ...claimable, startedAt: null },
+        { $set: { ...lease, startedAt: now }, $inc: { attempts: 1 } },
         { returnDocument: 'after' },
       );
-      return fromDoc(doc);
+      if (first) return fromDoc(first);
+      return fromDoc(await jobs.findOneAndUpdate(
+        { ...claimable, startedAt: { $ne: null } },
+        { $set: lease, $inc: { attempts: 1 } },
+        { returnDocument: 'after' },
+      ));
     },
     async renewLease(id, owner, leaseUntil) {
       const res = await jobs.updateOne({ _id: id, leaseOwner: owner, status: 'processing' }, { $set: { leaseUntil } });

@@ -10,14 +10,8 @@ import type {
   Documents,
   KeysStore,
 } from '../../ports/documents.ts';
-import {
-  createBillingIndexes,
-  createMongoGrants,
-  createMongoLedger,
-  createMongoOutbox,
-  type GrantDoc,
-  type LedgerDoc,
-} from './mongo-billing.ts';
+import { createBillingIndexes, createMongoGrants, type GrantDoc, type LedgerDoc } from './mongo-billing.ts';
+import { createMongoLedger, createMongoOutbox } from './mongo-ledger.ts';
 
 /**
  * Production documents adapter on MongoDB (mongodb driver). Records keep the

@@ -6,7 +6,7 @@ import type {
   WebhookEndpoint,
   WebhooksStore,
 } from '../../ports/webhooks.ts';
-import { claimScanSize, saturatedEndpoints, takeWithinRoom } from '../../ports/webhooks.ts';
+import { claimScanSize, saturatedEndpoints } from '../../ports/webhooks.ts';
 
 /**
  * Production webhooks adapter on MongoDB. Records keep the port's field names
@@ -122,14 +122,21 @@ export async function createMongoWebhooks(db: Db): Promise<WebhooksStore> {
         .sort({ nextAttemptMs: 1, _id: 1 })
         .limit(claimScanSize(request.limit))
         .toArray();
+      // Candidates another dispatcher leased first are passed over, so the room they leave goes to the next ones.
       const claimed: ClaimedDelivery[] = [];
-      for (const candidate of takeWithinRoom(candidates, request)) {
+      const counts = new Map(request.inFlight);
+      for (const candidate of candidates) {
+        if (claimed.length >= request.limit) break;
+        const n = counts.get(candidate.endpointId) ?? 0;
+        if (n >= request.maxPerEndpoint) continue;
         const doc = await deliveries.findOneAndUpdate(
           { _id: candidate._id, ...due },
           { $set: { leaseUntilMs: request.leaseUntil.getTime(), leaseToken: request.leaseToken } },
           { returnDocument: 'after' },
         );
-        if (doc) claimed.push({ delivery: toDelivery(doc)!, leaseToken: request.leaseToken });
+        if (!doc) continue;
+        counts.set(candidate.endpointId, n + 1);
+        claimed.push({ delivery: toDelivery(doc)!, leaseToken: request.leaseToken });
       }
       return claimed;
     },

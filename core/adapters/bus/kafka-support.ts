@@ -1,0 +1,41 @@
+import type { logCreator } from 'kafkajs';
+
+/** What the Kafka bus (kafka.ts) needs around kafkajs: group naming, logging and retries of retriable errors. */
+
+/** How long an admin request is retried while the broker answers with a retriable error. */
+const RETRIABLE_FOR_MS = 15_000;
+
+/*
+ * One Kafka consumer group per (bus group, topic). kafkajs's assigners give
+ * every member partitions of every topic any member subscribed to, so a bus
+ * group that reads two topics (the usage aggregator) or a topic and its
+ * `.dlq` would leave partitions with members that never fetch them.
+ */
+export const consumerGroupId = (group: string, topic: string) => `${group}.${topic}`;
+
+/*
+ * kafkajs logs every error response at ERROR, including the ones it or this
+ * adapter retries (a rebalance, a topic whose leader is being elected, a
+ * topic another process created first). Those are left out; whatever is not
+ * retried reaches the caller as an error anyway.
+ */
+export const quietLogCreator: logCreator = () => ({ namespace, label, log }) => {
+  const { message, timestamp, ...rest } = log;
+  if (namespace === 'Connection' && String(message).startsWith('Response')) return;
+  console.error(JSON.stringify({ level: label, timestamp, logger: 'kafkajs', message, ...rest }));
+};
+
+export const isRetriable = (error: unknown) => (error as { retriable?: boolean }).retriable === true;
+
+/** Runs `call` again while it fails with an error Kafka marks retriable, for at most RETRIABLE_FOR_MS. */
+export async function retryRetriable<T>(call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RETRIABLE_FOR_MS;
+  for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isRetriable(error) || Date.now() + wait > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}

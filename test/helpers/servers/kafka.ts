@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { artifactVersion, freePort, prepareJavaServer, SMALL_JVM, startJava, tail, waitForOutput, type JavaServer } from './java.ts';
+
+/**
+ * A real single-node Apache Kafka broker in KRaft mode (no ZooKeeper) on
+ * loopback, from the jars test/servers/kafka/pom.xml names: one JVM
+ * (test/servers/kafka/KafkaBroker.java) formats its storage in a fresh temp
+ * folder and runs the broker on free ports; the address is handed out once a
+ * client's metadata and group requests are answered.
+ */
+
+export interface TestKafka {
+  brokers: string;
+  version: string;
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 90_000;
+
+/** The settings a single node needs: every internal topic with one replica, rebalances without the initial delay. */
+function serverProperties(dir: string, port: number, controllerPort: number): string {
+  return `${[
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `log.dirs=${path.join(dir, 'data')}`,
+    'num.partitions=1',
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=1',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'transaction.state.log.num.partitions=1',
+    'share.coordinator.state.topic.replication.factor=1',
+    'share.coordinator.state.topic.min.isr=1',
+    'share.coordinator.state.topic.num.partitions=1',
+    'group.initial.rebalance.delay.ms=0',
+    // The bus adapter creates its topics (and their .dlq) itself; this proves it does not rely on the broker for that.
+    'auto.create.topics.enable=false',
+    'num.network.threads=2',
+    'num.io.threads=4',
+    'num.recovery.threads.per.data.dir=1',
+  ].join('\n')}\n`;
+}
+
+/** A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints. */
+const clusterId = () => randomBytes(16).toString('base64url');
+
+/**
+ * Whether the broker answers metadata requests and its group coordinator has
+ * loaded the (single-partition) offsets topic; before that every consumer
+ * joining a group is turned away with COORDINATOR_LOAD_IN_PROGRESS.
+ */
+async function answers(brokers: string): Promise<boolean> {
+  const admin = new Kafka({ clientId: 'test-kafka-probe', brokers: [brokers], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    if (cluster.controller === null || cluster.brokers.length === 0) return false;
+    await admin.describeGroups(['test-kafka-probe']);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
+export async function startKafka(): Promise<TestKafka> {
+  const server: JavaServer = prepareJavaServer('kafka');
+  const version = artifactVersion(server, 'kafka_2.13');
+  const dir = mkdtempSync(path.join(tmpdir(), 'test-kafka-'));
+  try {
+    const [port, controllerPort] = [await freePort(), await freePort()];
+    const properties = path.join(dir, 'server.properties');
+    writeFileSync(properties, serverProperties(dir, port, controllerPort));
+    const jvm = [
+      ...SMALL_JVM, '-Xmx512m', `-Dkafka.logs.dir=${dir}`,
+      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.log.kafka.server.KafkaRaftServer=info',
+    ];
+    const broker = startJava(server, jvm, 'KafkaBroker', [properties, clusterId()], dir);
+    const cleanup = async () => {
+      await broker.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    try {
+      await waitForOutput(broker, /Kafka Server started/, START_TIMEOUT_MS);
+      const brokers = `127.0.0.1:${port}`;
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      while (!(await answers(brokers))) {
+        if (Date.now() > deadline) throw new Error(`the broker does not answer metadata and group requests:\n${tail(broker.output())}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return { brokers, version, stop: cleanup };
+    } catch (error) {
+      await cleanup();
+      throw error;
+    }
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}

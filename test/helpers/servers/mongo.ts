@@ -1,0 +1,39 @@
+import { MongoClient } from 'mongodb';
+import { artifactVersion, prepareJavaServer, SMALL_JVM, startJava, waitForOutput } from './java.ts';
+
+/**
+ * A MongoDB-wire server on loopback: mongo-java-server with its in-memory
+ * backend (test/servers/mongo), started on a free port it picks itself. The
+ * official driver talks to it unchanged; the address is handed out once a
+ * `ping` is answered.
+ */
+
+export interface TestMongo {
+  url: string;
+  /** what runs, e.g. "mongo-java-server 1.47.0 (in-memory, announces MongoDB 4.4.0)" */
+  version: string;
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 60_000;
+
+export async function startMongo(): Promise<TestMongo> {
+  const server = prepareJavaServer('mongo');
+  const proc = startJava(server, [...SMALL_JVM, '-Xmx768m', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
+    'MongoWireServer', ['127.0.0.1', '0'], process.cwd());
+  try {
+    const [, address] = await waitForOutput(proc, /listening (\S+:\d+)/, START_TIMEOUT_MS);
+    const url = `mongodb://${address}/?directConnection=true`;
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: START_TIMEOUT_MS });
+    try {
+      const info = await client.db('admin').command({ buildInfo: 1 });
+      const version = `mongo-java-server ${artifactVersion(server, 'mongo-java-server')} (in-memory backend, announces MongoDB ${info.version})`;
+      return { url, version, stop: () => proc.stop() };
+    } finally {
+      await client.close();
+    }
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+}
