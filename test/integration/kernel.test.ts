@@ -25,14 +25,17 @@ test("a plugin's own setting is validated at start-up: a bad ECHO_MAX_CHARS name
 });
 
 test('GET /engines lists only the features the loaded plugins serve', async (t) => {
-  const all = await (await p.api('/engines')).json();
-  t.deepEqual([...all.engines[0].features].sort(), ['clone', 'generate', 'stream']);
-  const bare = await startTestPlatform({ PLUGINS: 'catalog' });
-  try {
-    t.deepEqual((await (await bare.api('/engines')).json()).engines[0].features, []);
-  } finally {
-    await bare.stop();
-  }
+  const features = async (plugins?: string) => {
+    const platform = plugins ? await startTestPlatform({ PLUGINS: plugins }) : p;
+    try {
+      return [...(await (await platform.api('/engines')).json()).engines[0].features].sort();
+    } finally {
+      if (plugins) await platform.stop();
+    }
+  };
+  t.deepEqual(await features(), ['clone', 'dialogue', 'dub', 'generate', 'srt', 'stream']);
+  t.deepEqual(await features('catalog,speech,jobs'), ['clone', 'generate', 'stream'], 'no dialogue, dub or srt without their plugins');
+  t.deepEqual(await features('catalog'), []);
 });
 
 test('/metrics on the API port needs METRICS_TOKEN as a bearer token; the ops port serves it openly', async (t) => {
