@@ -18,8 +18,9 @@ import { messageBody, page } from './views.ts';
  * refresh tokens rotated on every use; reusing a rotated one revokes the
  * whole grant, which the library does). What it lacks is added here and
  * named in the README: loopback redirects on any port for every client, a
- * client_secret in every registration answer, and the tie between its
- * login and the platform's own sign-in session.
+ * client_secret in every registration answer, refresh tokens for OAuth 2.1
+ * clients that ask for `offline_access` without OpenID's `prompt=consent`,
+ * and the tie between its login and the platform's own sign-in session.
  */
 
 export const SCOPE = 'tts';
@@ -74,7 +75,8 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
       end_session: '/oauth/end-session', pushed_authorization_request: '/oauth/par', code_verification: '/oauth/device',
       device_authorization: '/oauth/device/auth', backchannel_authentication: '/oauth/backchannel', challenge: '/oauth/challenge', credential: '/oauth/credential',
     },
-    scopes: ['offline_access'],
+    // `tts` is listed here too so clients may register it as their `scope` metadata; tokens carry it as the resource's scope.
+    scopes: [SCOPE, 'offline_access'],
     claims: { email: ['email'] },
     responseTypes: ['code'],
     clientAuthMethods: ['none', 'client_secret_post', 'client_secret_basic'],
@@ -134,6 +136,7 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
   allowLoopbackRedirectsOnAnyPort(provider);
   provider.use(alwaysIssueClientSecret(deps.store));
   provider.use(advertiseScopes);
+  provider.use(offlineAccessWithoutPrompt);
   provider.on('server_error', (_ctx, err) => deps.logger.error('authorization server error', { err }));
   return provider;
 }
@@ -179,4 +182,21 @@ async function advertiseScopes(ctx: KoaContextWithOIDC, next: () => Promise<void
   if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
     ctx.body = { ...(ctx.body as Record<string, unknown>), scopes_supported: [SCOPE, 'offline_access'] };
   }
+}
+
+/**
+ * OpenID Connect grants `offline_access` only with `prompt=consent`; OAuth
+ * 2.1 clients (most MCP clients) do not send it. Such a request is taken as
+ * asking for consent: the person sees the consent page, the client gets its
+ * refresh token.
+ */
+async function offlineAccessWithoutPrompt(ctx: KoaContextWithOIDC, next: () => Promise<void>) {
+  if (ctx.method === 'GET' && ctx.path === '/oauth/authorize') {
+    const query = new URLSearchParams(ctx.querystring);
+    if (query.get('scope')?.split(' ').includes('offline_access') && !query.has('prompt')) {
+      query.set('prompt', 'consent');
+      ctx.querystring = query.toString();
+    }
+  }
+  await next();
 }
