@@ -1,4 +1,6 @@
 import test from 'ava';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,13 +17,35 @@ import { authorizeInBrowser, connectApp, createUser, discover, exchangeCode, ins
  */
 
 let p: TestPlatform;
+let documents: http.Server;
+const CIMD_ORIGIN = 'https://client.example.test';
+
+/** Client ID metadata documents, served by the "client" (reached through OAUTH_FETCH_OVERRIDES). */
+const metadataDocuments: Record<string, Record<string, unknown>> = {
+  '/mcp-client.json': {
+    client_name: 'Metadata document client', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+  },
+  '/secret-client.json': { client_name: 'Wants a secret', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'client_secret_basic' },
+};
 
 test.before(async () => {
+  documents = http.createServer((req, res) => {
+    const doc = metadataDocuments[req.url ?? ''];
+    res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(doc ? { client_id: `${CIMD_ORIGIN}${req.url}`, ...doc } : {}));
+  });
+  await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+  const port = (documents.address() as AddressInfo).port;
   // Every sign-in here comes from 127.0.0.1; the sign-in rate limit has its own test.
-  p = await startTestPlatform({ PLUGINS: 'catalog,account,speech,jobs,usage,oauth,mcp', MCP_POLL_MS: '200', SIGNIN_PER_MINUTE: '1000' });
+  p = await startTestPlatform({
+    PLUGINS: 'catalog,account,speech,jobs,usage,oauth,mcp', MCP_POLL_MS: '200', SIGNIN_PER_MINUTE: '1000',
+    OAUTH_FETCH_OVERRIDES: `${CIMD_ORIGIN}=http://127.0.0.1:${port}`,
+  });
 });
 test.after.always(async () => {
   await p?.stop();
+  documents?.close();
 });
 
 async function mcpClient(token: string): Promise<Client> {
@@ -206,6 +230,20 @@ test('dynamic registration accepts none, client_secret_post and client_secret_ba
       t.is(refused.error ?? refused.cause?.[0]?.parameters.error, 'invalid_client', `${method} needs its secret`);
     }
   }
+});
+
+test('a client identified by a client ID metadata document signs in as a public client; one asking for a secret is refused', async (t) => {
+  const user = await createUser(p);
+  const as = await discover(p);
+  const client = { client_id: `${CIMD_ORIGIN}/mcp-client.json`, token_endpoint_auth_method: 'none' };
+  const redirectUri = 'http://127.0.0.1:44000/callback';
+  const { callback, verifier, state } = await authorizeInBrowser({ as, client, redirectUri, resource: `${p.url}/mcp`, user });
+  const tokens = await exchangeCode({ as, client, callback, state, verifier, redirectUri, resource: `${p.url}/mcp` });
+  t.is((await p.api('/balance', { key: tokens.access_token })).status, 200);
+  const secretClient = { client_id: `${CIMD_ORIGIN}/secret-client.json` };
+  const err = await t.throwsAsync(authorizeInBrowser({ as, client: secretClient, redirectUri, resource: `${p.url}/mcp`, user })) as Error & { status?: number; html?: string };
+  t.is(err.status, 400);
+  t.regex(err.html ?? '', /invalid_client/);
 });
 
 test('a denied consent sends the client access_denied', async (t) => {

@@ -54,12 +54,34 @@ function jobOutput(job: JobView, extra: Record<string, unknown>): ToolOutput {
   };
 }
 
+/**
+ * `/audio/speech` answers in the compatible envelope, which has no token
+ * figures: a plan that cannot pay is explained from the balance and prices.
+ */
+async function withShortfall(err: unknown, ctx: ToolContext, characters: number): Promise<never> {
+  if (!(err instanceof ToolError) || (err.details.status !== 403 && err.details.status !== 429)) throw err;
+  try {
+    const [{ body: balance }, { body: prices }] = await Promise.all([
+      ctx.api.json<{ remaining: number }>('GET', '/balance'),
+      ctx.api.json<{ engines: Array<{ isDefault: boolean; billingMultiplier: number }>; globalMultiplier: number }>('GET', '/engines'),
+    ]);
+    const engine = prices.engines.find((e) => e.isDefault) ?? prices.engines[0];
+    const required = Math.ceil(Math.max(50, characters) * engine.billingMultiplier * prices.globalMultiplier - 1e-9);
+    if (balance.remaining < required) {
+      throw new ToolError(`${err.details.message} The plan has ${balance.remaining} tokens left and this needs ${required}. Tell the user to top up their plan, or use a shorter text.`, { ...err.details, remaining: balance.remaining, required });
+    }
+  } catch (inner) {
+    if (inner instanceof ToolError && inner !== err && inner.details.required !== undefined) throw inner;
+  }
+  throw err;
+}
+
 async function shortSpeech(args: SpeechArgs, ctx: ToolContext, characters: number): Promise<ToolOutput> {
   const body: Record<string, unknown> = { input: args.text, response_format: 'mp3' };
   if (args.voice) body.voice = args.voice;
   if (args.speed !== undefined) body.speed = args.speed;
   if (args.style && COMPATIBLE_STYLES.has(args.style)) body.emotion = args.style;
-  const res = await ctx.api.raw('POST', '/audio/speech', body);
+  const res = await ctx.api.raw('POST', '/audio/speech', body).catch((err: unknown) => withShortfall(err, ctx, characters));
   const jobId = res.headers.get('x-service-job-id');
   // The saved copy completes when the response has ended: read it to the end.
   const bytes = (await res.arrayBuffer()).byteLength;
