@@ -48,7 +48,8 @@ export async function visitor(ctx: Koa.Context, identity: IdentityService): Prom
  */
 export function requireCsrf(ctx: Koa.Context, identity: IdentityService, who: Visitor, token: unknown): void {
   const origin = ctx.get('origin');
-  const sameOrigin = !origin || origin === ctx.origin;
+  // Koa 3's ctx.origin is the Origin header itself; the site's own is protocol and host.
+  const sameOrigin = !origin || origin === `${ctx.protocol}://${ctx.host}`;
   const nonce = ctx.cookies.get(CSRF_COOKIE);
   if (!sameOrigin || !nonce || typeof token !== 'string' || !identity.checkCsrf(binding(nonce, who.signedIn?.session ?? null), token)) {
     throw new DomainError('forbidden', 'This form has expired or did not come from this site. Reload the page and try again.', { code: 'CSRF_FAILED' });
