@@ -36,8 +36,14 @@ async function pollJob(api: ApiCaller, jobId: string, untilMs: number, pollMs: n
   }
 }
 
+/** `mp3` for the saved copies of /audio/speech, `wav` for jobs: read from the link. */
+function formatOf(audioUrl: string | undefined): string | undefined {
+  return audioUrl ? /\.([a-z0-9]+)\?/.exec(audioUrl)?.[1] : undefined;
+}
+
 function jobOutput(job: JobView, extra: Record<string, unknown>): ToolOutput {
   if (job.status === 'completed') {
+    extra = { format: formatOf(job.audioUrl), ...extra };
     const seconds = typeof job.duration === 'number' ? ` (${job.duration.toFixed(1)} s)` : '';
     return {
       text: `The audio is ready${seconds}: ${job.audioUrl}\nThe link works for 24 hours. Job id: ${job.jobId}.`,
