@@ -66,12 +66,17 @@ export function upstreamRoutes(router: Router, deps: { settings: UpstreamSetting
     cookie(ctx, '', new Date(0));
     if (!pending) throw new DomainError('invalid', 'This sign-in has expired. Start again.', { code: 'UPSTREAM_STATE_EXPIRED' });
     const config = await configuration();
-    let claims: oidc.IDToken | undefined;
+    let claims: { email?: unknown; email_verified?: unknown } | undefined;
     try {
       const tokens = await oidc.authorizationCodeGrant(config, new URL(ctx.originalUrl, callbackUrl()), {
         pkceCodeVerifier: String(pending.verifier), expectedState: state, expectedNonce: String(pending.nonce),
       });
-      claims = tokens.claims();
+      const idToken = tokens.claims();
+      claims = idToken as { email?: unknown; email_verified?: unknown } | undefined;
+      // Many providers put the e-mail in the UserInfo answer only.
+      if (idToken && typeof idToken.email !== 'string' && config.serverMetadata().userinfo_endpoint) {
+        claims = await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub);
+      }
     } catch (err) {
       deps.logger.warn('upstream sign-in refused', { err: err as Error });
       throw new DomainError('unauthenticated', `${settings.label} did not confirm who you are. Try again.`, { code: 'UPSTREAM_SIGN_IN_FAILED' });

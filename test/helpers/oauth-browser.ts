@@ -52,10 +52,23 @@ export class TestBrowser {
 const unescape = (s: string) => s.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
 
 export function formOf(html: string, actionPart?: string): { action: string; fields: Record<string, string> } {
-  const forms = [...html.matchAll(/<form\s[^>]*method="post"[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)];
-  const match = forms.find((f) => !actionPart || unescape(f[1]).includes(actionPart));
+  const forms = [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)]
+    .map((f) => ({ attributes: f[1], body: f[2], action: unescape(/\baction="([^"]*)"/.exec(f[1])?.[1] ?? '') }))
+    .filter((f) => /\bmethod="post"/i.test(f.attributes));
+  const match = forms.find((f) => !actionPart || f.action.includes(actionPart));
   if (!match) throw new Error(`no form${actionPart ? ` with action containing ${actionPart}` : ''} in page:\n${html.slice(0, 2000)}`);
   const fields: Record<string, string> = {};
-  for (const input of match[2].matchAll(/<input\s[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) fields[input[1]] = unescape(input[2]);
-  return { action: unescape(match[1]), fields };
+  for (const input of match.body.matchAll(/<input\b([^>]*)>/g)) {
+    const attributes = input[1];
+    const name = /\bname="([^"]+)"/.exec(attributes)?.[1];
+    const value = /\bvalue="([^"]*)"/.exec(attributes)?.[1];
+    if (name && /\btype="hidden"/.test(attributes)) fields[name] = unescape(value ?? '');
+  }
+  return { action: match.action, fields };
+}
+
+/** The address of the first link whose text contains `text`. */
+export function linkOf(html: string, text: string): string {
+  for (const a of html.matchAll(/<a\b[^>]*href="([^"]*)"[^>]*>([\s\S]*?)<\/a>/g)) if (a[2].includes(text)) return unescape(a[1]);
+  throw new Error(`no link "${text}" in page:\n${html.slice(0, 1500)}`);
 }
