@@ -5,7 +5,7 @@ import type Koa from 'koa';
 import type Provider from 'oidc-provider';
 import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
-import { openOAuthStore } from './store.ts';
+import { openOAuthStore } from './open-store.ts';
 import { createProvider } from './provider.ts';
 import { interactionRoutes } from './interactions.ts';
 import { accountRoutes } from './account-pages.ts';

@@ -1,5 +1,3 @@
-import type { PluginDatabase } from '../../core/services.ts';
-
 /**
  * The authorization server's storage port: the records oidc-provider keeps
  * (clients, grants, sessions, interactions, codes, tokens), each a JSON
@@ -33,16 +31,6 @@ export interface OAuthStore {
   listByAccount(model: string, accountId: string, now: number): Promise<Array<{ id: string; payload: Record<string, unknown> }>>;
   /** drops what expired before `now`; returns how many */
   purgeExpired(now: number): Promise<number>;
-}
-
-/** The store on whatever system of record the platform runs on. */
-export async function openOAuthStore(database: PluginDatabase): Promise<OAuthStore> {
-  if (database.kind === 'mongo') {
-    const { createMongoOAuthStore } = await import('./store-mongo.ts');
-    return createMongoOAuthStore(database.mongo(), database.prefix);
-  }
-  const { createSqliteOAuthStore } = await import('./store-sqlite.ts');
-  return createSqliteOAuthStore(database.sqlite(), database.prefix);
 }
 
 /** The indexed fields of a payload. */

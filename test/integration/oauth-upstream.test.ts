@@ -37,6 +37,7 @@ test.before(async () => {
     features: { devInteractions: { enabled: true } },
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, email: sub.replace(/^unverified:/, ''), email_verified: !sub.startsWith('unverified:') }) }),
     cookies: { keys: ['upstream-test-cookie-key'] },
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
   });
   handler = idp.callback();
 });
