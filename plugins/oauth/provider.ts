@@ -26,6 +26,8 @@ import { messageBody, page } from './views.ts';
 export const SCOPE = 'tts';
 export const ACCESS_TOKEN_SECONDS = 3600;
 const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
+/** a connection lasts this long at most, however often its refresh token rotates */
+const GRANT_SECONDS = 365 * 24 * 3600;
 
 export interface ProviderSettings {
   issuer: string;
@@ -89,7 +91,7 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
       IdToken: 3600,
       Interaction: 3600,
       Session: 14 * 24 * 3600,
-      Grant: REFRESH_TOKEN_SECONDS,
+      Grant: GRANT_SECONDS,
       RefreshToken: REFRESH_TOKEN_SECONDS,
     },
     features: {
