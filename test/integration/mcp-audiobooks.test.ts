@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { connectApp, createUser } from '../helpers/oauth-flow.ts';
 
 /**
  * SPEC MCP server, audiobook tools, over the audiobook routes
@@ -20,7 +21,7 @@ if (!existsSync(PLUGIN)) {
   let p: TestPlatform;
   test.before(async () => {
     p = await startTestPlatform({
-      PLUGINS: 'catalog,account,speech,jobs,audiobooks,oauth,mcp', MCP_POLL_MS: '200',
+      PLUGINS: 'catalog,account,speech,jobs,audiobooks,oauth,mcp', MCP_POLL_MS: '200', SIGNIN_PER_MINUTE: '1000',
       // Fast books, as the audiobook tests run them.
       AUDIOBOOK_TICK_MS: '50', AUDIOBOOK_PART_CHARS: '120', AUDIOBOOK_RETRY_SECONDS: '0.2', AUDIOBOOK_LEASE_SECONDS: '2',
       AUDIOBOOK_QUOTA_RETRY_SECONDS: '0.2', AUDIOBOOK_RENDER_SLOTS: '1', AUDIOBOOK_MASTER_RETRY_SECONDS: '0.1,0.2',
@@ -30,11 +31,14 @@ if (!existsSync(PLUGIN)) {
     await p?.stop();
   });
 
-  async function connect() {
-    const { apiKey } = await p.bootstrap({ grant: { totalTokens: 1_000_000 } });
+  /** Connected with an API key, or (`oauth`) through the whole OAuth flow as a signed-in user. */
+  async function connect(how: 'key' | 'oauth' = 'key') {
+    let credential: string;
+    if (how === 'oauth') credential = (await connectApp(p, await createUser(p))).tokens.access_token;
+    else credential = (await p.bootstrap({ grant: { totalTokens: 1_000_000 } })).apiKey;
     const mcp = new Client({ name: 'book-test', version: '1' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
-    return { apiKey, mcp };
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }));
+    return { mcp };
   }
   const text = (r: any): string => r.content.map((c: { text: string }) => c.text).join('\n');
 
@@ -46,8 +50,8 @@ if (!existsSync(PLUGIN)) {
     await mcp.close();
   });
 
-  test('an audiobook made through MCP: create, add and continue a chapter, start, follow to MP3 links, list', async (t) => {
-    const { mcp } = await connect();
+  test('an audiobook made through MCP by an app connected with OAuth: create, add and continue a chapter, start, follow to MP3 links, list', async (t) => {
+    const { mcp } = await connect('oauth');
     const created = await mcp.callTool({ name: 'create_audiobook', arguments: { title: 'Dế Mèn', author: null, narrator_voice: 'Mai', cast: [{ speaker: 'Dế Mèn', voice_id: 'vi-north-male-minh' }] } });
     t.falsy(created.isError, text(created));
     const book = (created.structuredContent as { book: { id: string; status: string } }).book;

@@ -92,6 +92,18 @@ test('the MCP SDK client completes the OAuth flow driven by oauth4webapi and use
   const audio = await fetch((speech.structuredContent as { audioUrl: string }).audioUrl);
   t.is(audio.headers.get('content-type'), 'audio/mpeg');
   t.true((await audio.arrayBuffer()).byteLength > 1000);
+  const long = await mcp.callTool({ name: 'text_to_speech', arguments: { text: 'Một đoạn dài hơn một nghìn năm trăm ký tự, đọc thành một công việc. '.repeat(24), speed: null } });
+  t.falsy(long.isError, text(long));
+  t.deepEqual([(long.structuredContent as { format: string }).format, (long.structuredContent as { route: string }).route], ['wav', 'tts']);
+  const search = async (query: string) => ((await mcp.callTool({ name: 'list_voices', arguments: { search: query } })).structuredContent as { voices: Array<{ id: string; missingWords?: string[] }> }).voices;
+  t.deepEqual((await search('miền Trung')).map((v) => v.id), ['vi-central-female-huong', 'vi-central-male-hung'], 'region from the fields');
+  t.deepEqual((await search('TIN TỨC')).map((v) => v.id), ['vi-north-female-mai'], 'whole words, any case');
+  t.deepEqual((await search('ấm áp')).map((v) => [v.id, v.missingWords]), [['vi-north-male-minh', ['áp']]], 'no voice has every word: the closest, with what it lacks');
+  t.deepEqual((await search('âm')).map((v) => v.id), [], 'diacritics must match');
+  t.deepEqual((await search('chac')).map((v) => v.id), ['vi-central-male-hung'], 'a plain prefix from 4 letters');
+  t.deepEqual((await search('một giọng đọc sách')).map((v) => v.id), ['vi-north-male-minh'], 'filler ignored');
+  t.is((await search('Lan'))[0].id, 'vi-south-female-lan', 'the exact name first');
+  t.deepEqual((await search('nam trong trẻo')).find((v) => v.id === 'vi-north-female-mai')?.missingWords, ['nam', 'trẻo'], 'gender from the field, not from "miền Bắc"');
   await mcp.close();
   // 6. Refresh: a new refresh token every time, and the new access token works.
   const second = await refresh(as, client, tokens.refresh_token!);
