@@ -21,13 +21,13 @@ export function renderPage(ctx: Koa.Context, title: string, body: (nonce: string
   ctx.body = page(nonce, title, body(nonce));
 }
 
-/** Refusals on a page become a page (with the refusal's status), not a JSON envelope. */
-export function htmlErrors(logger: Logger): Koa.Middleware {
+/** Refusals on a page become a page (with the refusal's status), not a JSON envelope; `jsonPrefixes` keep the envelope. */
+export function htmlErrors(logger: Logger, jsonPrefixes: string[] = []): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      if (ctx.respond === false || ctx.headerSent) throw err;
+      if (ctx.respond === false || ctx.headerSent || jsonPrefixes.some((prefix) => ctx.path.startsWith(prefix))) throw err;
       const apiError = toApiError(err, logger);
       if (apiError.fields.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(apiError.fields.retryAfterSeconds));
       const message = Array.isArray(apiError.messages) ? apiError.messages.join(' ') : apiError.messages;

@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import type Koa from 'koa';
 import type Provider from 'oidc-provider';
 import { definePlugin } from '../../core/plugin.ts';
+import { DomainError } from '../../core/errors.ts';
 import { coreServices } from '../../core/services.ts';
 import { openOAuthStore } from './open-store.ts';
 import { createProvider } from './provider.ts';
@@ -22,6 +23,7 @@ interface OAuthConfig {
   OAUTH_UPSTREAM_NAME: string;
   OAUTH_UPSTREAM_ALLOW_HTTP: boolean;
   OAUTH_FETCH_OVERRIDES: string;
+  OAUTH_REGISTRATIONS_PER_HOUR: number;
 }
 
 /**
@@ -37,7 +39,7 @@ export default definePlugin({
   description: 'OAuth 2.1 authorization server (oidc-provider): registration, PKCE, consent, connected apps, refresh rotation',
   deps: {
     config: coreServices.config, logger: coreServices.logger, database: coreServices.database, identity: coreServices.identity,
-    documents: coreServices.documents, selfApi: coreServices.selfApi, catalog: coreServices.catalog,
+    documents: coreServices.documents, selfApi: coreServices.selfApi, catalog: coreServices.catalog, counters: coreServices.counters,
   },
   config: Joi.object<OAuthConfig>({
     OAUTH_UPSTREAM_ISSUER: Joi.string().uri({ scheme: ['https', 'http'] }),
@@ -46,6 +48,7 @@ export default definePlugin({
     OAUTH_UPSTREAM_NAME: Joi.string().max(60).default('single sign-on'),
     OAUTH_UPSTREAM_ALLOW_HTTP: Joi.boolean().truthy('1').falsy('0').default(false),
     OAUTH_FETCH_OVERRIDES: Joi.string().allow('').default(''),
+    OAUTH_REGISTRATIONS_PER_HOUR: Joi.number().integer().min(1).default(30),
   }),
   async register({ deps, config, mount, worker, authenticator }) {
     const store = await openOAuthStore(deps.database);
@@ -88,9 +91,20 @@ export default definePlugin({
       });
     }
 
+    // Registration is open (MCP clients register themselves), so it is limited per client address.
+    const registrationLimit: Koa.Middleware = async (ctx, next) => {
+      if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
+        const decision = await deps.counters.rateLimiter.consume(`oauth-register:${ctx.ip}`, config.OAUTH_REGISTRATIONS_PER_HOUR, 3600);
+        if (!decision.allowed) {
+          const retryAfterSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
+          throw new DomainError('limited', `Too many client registrations from this address; retry in ${retryAfterSeconds} seconds.`, { code: 'RATE_LIMITED', retryAfterSeconds });
+        }
+      }
+      await next();
+    };
     mount({
       prefix: '/oauth',
-      middleware: compose<any>([htmlErrors(deps.logger), router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
+      middleware: compose<any>([htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
     });
     // RFC 8414 metadata is the library's discovery document (same fields), served at its own address too.
     mount({ prefix: '/.well-known/oauth-authorization-server', middleware: (ctx) => delegate(ctx as Koa.Context, '/.well-known/openid-configuration') });

@@ -133,3 +133,15 @@ test('users are created through the admin API: e-mail once, a long enough passwo
   t.deepEqual(list.users.map((u) => u.email), [user.email]);
   t.false('passwordHash' in list.users[0]);
 });
+
+test('dynamic registration is rate limited per client address', async (t) => {
+  const limited = await startTestPlatform({ PLUGINS: 'catalog,account,oauth', OAUTH_REGISTRATIONS_PER_HOUR: '2' });
+  t.teardown(() => limited.stop());
+  const statuses = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(`${limited.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' }) });
+    statuses.push(res.status);
+    if (res.status === 429) t.is(((await res.json()) as { code: string }).code, 'RATE_LIMITED');
+  }
+  t.deepEqual(statuses, [201, 201, 429]);
+});
