@@ -35,6 +35,17 @@ export interface Config {
   /** the inference role serves the internal streaming endpoint on this port when set */
   inferencePort: number | null;
   urlSigningSecret: string;
+  /** sign-in of people (users, sessions, lockout, CSRF): core/identity */
+  identity: {
+    /** keys session CSRF tokens and the cookies of sign-in features; a fleet must share one */
+    sessionSecret: string;
+    sessionTtlHours: number;
+    /** consecutive failed sign-ins that lock a user out, and for how long */
+    maxFailures: number;
+    lockoutMinutes: number;
+    /** sign-in attempts per minute per client address and per e-mail */
+    signInsPerMinute: number;
+  };
   cloneUrl: string;
   billing: {
     globalMultiplier: number;
@@ -126,6 +137,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     inferencePort: v.INFERENCE_PORT ?? null,
     // A random secret is fine for one embedded process; a fleet must share one.
     urlSigningSecret: v.URL_SIGNING_SECRET ?? randomBytes(24).toString('hex'),
+    identity: {
+      sessionSecret: v.SESSION_SECRET ?? randomBytes(24).toString('hex'),
+      sessionTtlHours: v.SESSION_TTL_HOURS,
+      maxFailures: v.SIGNIN_MAX_FAILURES,
+      lockoutMinutes: v.SIGNIN_LOCKOUT_MINUTES,
+      signInsPerMinute: v.SIGNIN_PER_MINUTE,
+    },
     cloneUrl: v.CLONE_URL,
     billing: {
       globalMultiplier: v.GLOBAL_MULTIPLIER,

@@ -14,7 +14,7 @@ export const envSchema = Joi.object({
     .pattern(/^(api|pipelines|inference)(,(api|pipelines|inference))*$/)
     .default('api,pipelines,inference')
     .messages({ 'string.pattern.base': '"ROLES" must be a comma-separated list of api, pipelines, inference' }),
-  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,dialogue,srt,dub,usage,webhooks,admin')
+  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,dialogue,srt,dub,usage,webhooks,oauth,mcp,admin')
     .messages({ 'string.pattern.base': '"PLUGINS" must be a comma-separated list of plugin folder names (lowercase letters, digits, dashes)' }),
   MODULES: Joi.string()
     .pattern(/^(inference|pipelines\/[a-z0-9-]+)(,(inference|pipelines\/[a-z0-9-]+))*$/)
@@ -40,6 +40,11 @@ export const envSchema = Joi.object({
   INFERENCE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
 
   URL_SIGNING_SECRET: Joi.string().min(16),
+  SESSION_SECRET: Joi.string().min(16),
+  SESSION_TTL_HOURS: Joi.number().min(0.01).max(720).default(12),
+  SIGNIN_MAX_FAILURES: Joi.number().integer().min(1).max(100).default(5),
+  SIGNIN_LOCKOUT_MINUTES: Joi.number().min(0.01).max(1440).default(15),
+  SIGNIN_PER_MINUTE: Joi.number().integer().min(1).default(10),
   CLONE_URL: Joi.string().uri().default('https://studio.vieneu.vn/voices/clone'),
 
   GLOBAL_MULTIPLIER: Joi.number().positive().default(1.3),

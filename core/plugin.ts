@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type Joi from 'joi';
 import type { Role } from '../config/load.ts';
-import type { AuthContext } from './http/auth.ts';
+import type { AuthContext, CredentialVerifier } from './http/auth.ts';
 import type { OutcomeAnnotation } from './http/outcome.ts';
 import type { RequestBilling } from './billing/service.ts';
 import type { ServiceFactory, ServiceRef } from './services.ts';
@@ -138,6 +138,12 @@ export interface RegisterEnv<D extends Deps, C> {
   worker(worker: BackgroundWorker): void;
   /** adds a readiness check to /readyz of the given roles */
   readiness(check: ReadinessCheck): void;
+  /**
+   * registers a verifier of credentials this plugin issues (e.g. OAuth access
+   * tokens): core's authentication phase accepts them in place of an API key
+   * on every route, as the AuthContext the verifier returns
+   */
+  authenticator(verifier: CredentialVerifier): void;
 }
 
 export interface PluginDefinition<D extends Deps = Deps, C = Record<string, never>> {

@@ -15,6 +15,8 @@ import type { BillingService } from './billing/service.ts';
 import type { VoiceCatalog } from './catalog.ts';
 import type { DownloadLinks } from './downloads.ts';
 import type { KeyAuthenticator } from './http/auth.ts';
+import type { IdentityService } from './identity/service.ts';
+import type { SelfApi } from './self-api.ts';
 
 /**
  * Typed service references (Backstage's service refs). A plugin lists the
@@ -107,4 +109,8 @@ export const coreServices = {
   downloads: createServiceRef<DownloadLinks>('core.downloads'),
   keys: createServiceRef<KeyAuthenticator>('core.keys'),
   database: createServiceRef<PluginDatabase>('core.database', 'plugin'),
+  /** users, sign-in sessions, lockout and CSRF tokens, shared by every sign-in feature */
+  identity: createServiceRef<IdentityService>('core.identity'),
+  /** this process's own API over loopback, and `{base_url}` */
+  selfApi: createServiceRef<SelfApi>('core.self-api'),
 };

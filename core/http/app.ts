@@ -50,6 +50,8 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
     services.metrics.httpInFlight.inc();
     try {
       await next();
+      // A mount that wrote the response itself (ctx.respond = false) has answered, whatever its status.
+      if (ctx.respond === false) return;
       const refusal = methodRefusal(ctx);
       if (refusal) throw refusal;
       if (ctx.status === 404 && ctx.body === undefined) {

@@ -4,12 +4,29 @@ import { ApiError } from '../errors.ts';
 
 const unauthorized = (message: string) => new ApiError(401, message);
 
-/** Who the request acts for, once its key is verified. */
+/** Who the request acts for, once its key (or another credential) is verified. */
 export interface AuthContext {
+  /** the API key's id; for another credential, the id its verifier gives it (rate limits, usage `scope=key`, idempotency) */
   keyId: string;
   accountId: string;
+  /** the grant that pays first (a key's own grant) */
   grantId: string;
   keyKind: KeyKind;
+  /** which verifier accepted the credential: `api_key` (absent means the same) or a plugin's verifier name */
+  via?: string;
+}
+
+/**
+ * A credential other than an API key, verified by the feature that issues it
+ * (e.g. OAuth access tokens of the authorization server). Core consults the
+ * registered verifiers for every bearer token that is not shaped like a key.
+ */
+export interface CredentialVerifier {
+  name: string;
+  /** true when the token has this verifier's shape; only then is `verify` asked */
+  accepts(token: string): boolean;
+  /** the caller it stands for; throws a 401 (DomainError 'unauthenticated') when it is not valid */
+  verify(token: string): Promise<AuthContext>;
 }
 
 const KEY_PATTERN = /^(vn_sk_|vn_test_)[A-Za-z0-9]{32}$/;
@@ -59,13 +76,20 @@ const CACHE_MAX = 50_000;
  * Verifies keys against the documents port with a short cache of valid keys:
  * a hot key is hashed and looked up once per `ttlMs` instead of on every
  * request. Revocation through this process takes effect at once; through
- * another process within `ttlMs`. Unknown keys are never cached.
+ * another process within `ttlMs`. Unknown keys are never cached. A bearer
+ * token that is not shaped like a key goes to the registered credential
+ * verifiers (plugins register them with `authenticator(...)`).
  */
-export function createKeyAuthenticator(documents: Documents, ttlMs = 2000): KeyAuthenticator {
+export function createKeyAuthenticator(documents: Documents, ttlMs = 2000, verifiers: () => CredentialVerifier[] = () => []): KeyAuthenticator {
   const cache = new Map<string, { auth: AuthContext; expires: number }>();
   return {
     async authenticate(plaintext) {
-      if (!isWellFormedKey(plaintext)) throw unauthorized('Malformed API key.');
+      if (!isWellFormedKey(plaintext)) {
+        // Other credentials are checked by their issuer on every request (no cache), so revoking one takes effect at once.
+        const verifier = verifiers().find((v) => v.accepts(plaintext));
+        if (verifier) return { ...(await verifier.verify(plaintext)), via: verifier.name };
+        throw unauthorized('Malformed API key.');
+      }
       const now = Date.now();
       const hit = cache.get(plaintext);
       if (hit && hit.expires > now) return hit.auth;

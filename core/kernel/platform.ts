@@ -12,7 +12,8 @@ import { fileRoutes } from '../http/files.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { startOutboxRelay } from '../billing/outbox-relay.ts';
 import { ServiceRegistry } from './registry.ts';
-import { coreServiceFactories } from './runtime.ts';
+import { coreServiceFactories, selfApiRef } from './runtime.ts';
+import type { CredentialVerifier } from '../http/auth.ts';
 import { importFeatures } from './loader.ts';
 import { engineFeaturesOf, wireFeatures, type Wired } from './wiring.ts';
 import { listen, closeServer } from './listen.ts';
@@ -71,7 +72,11 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
   const registry = new ServiceRegistry();
   const features = await importFeatures(config);
   const engineFeatures = engineFeaturesOf(features);
-  const core = coreServiceFactories(config, { metrics: options.metrics, lifecycle: { shuttingDown: shutdown.signal, deadline: () => deadline }, engineFeatures: () => engineFeatures });
+  let verifiers: CredentialVerifier[] = [];
+  const core = coreServiceFactories(config, {
+    metrics: options.metrics, lifecycle: { shuttingDown: shutdown.signal, deadline: () => deadline },
+    engineFeatures: () => engineFeatures, credentialVerifiers: () => verifiers,
+  });
   for (const factory of core.factories) registry.provide(factory, 'core');
 
   let wired: Wired;
@@ -82,6 +87,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
     core.closeLast();
     throw err;
   }
+  verifiers = wired.authenticators;
   const logger: Logger = await registry.get(coreServices.logger, 'core');
   const metrics = await registry.get(coreServices.metrics, 'core');
   const readiness = readinessFor(config, registry, wired);
@@ -106,6 +112,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
     const port = await listen(server, config.port, config.host);
     url = `http://127.0.0.1:${port}`;
     if (!config.publicBaseUrl) downloads.setBaseUrl(url);
+    (await registry.get(selfApiRef, 'core')).bind(url);
   }
 
   const ops = new Koa();

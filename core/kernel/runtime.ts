@@ -4,7 +4,7 @@ import type { Config } from '../../config/load.ts';
 import type { Documents } from '../ports/documents.ts';
 import type { Blobs } from '../ports/blobs.ts';
 import type { Bus } from '../ports/bus.ts';
-import type { Counters } from '../ports/counters.ts';
+import type { Counters, RateLimiter } from '../ports/counters.ts';
 import type { Analytics } from '../ports/analytics.ts';
 import { openEmbeddedDb, type EmbeddedDb } from '../adapters/embedded-db.ts';
 import { createLogger, type Logger } from '../logger.ts';
@@ -12,7 +12,9 @@ import { createMetrics, type Metrics } from '../metrics.ts';
 import { createBillingService } from '../billing/service.ts';
 import { createVoiceCatalog } from '../catalog.ts';
 import { createDownloadLinks } from '../downloads.ts';
-import { createKeyAuthenticator } from '../http/auth.ts';
+import { createKeyAuthenticator, type CredentialVerifier } from '../http/auth.ts';
+import { createIdentityService } from '../identity/service.ts';
+import { createSelfApi, type BindableSelfApi } from '../self-api.ts';
 import { instrumentBus } from '../bus-metrics.ts';
 import { coreServices, createServiceFactory, createServiceRef, type Lifecycle, type PluginDatabase, type Publisher, type ServiceFactory } from '../services.ts';
 
@@ -63,7 +65,19 @@ export function billingFor(config: Config, documents: Documents, metrics?: Metri
   });
 }
 
+/** The identity service as configured (the API and the admin CLI build it the same way). */
+export function identityFor(config: Config, documents: Documents, rateLimiter: RateLimiter) {
+  return createIdentityService({
+    store: documents.identity,
+    rateLimiter,
+    accountExists: async (accountId) => (await documents.accounts.get(accountId)) !== null,
+    settings: config.identity,
+  });
+}
+
 const recordsRef = createServiceRef<SystemOfRecord>('core.internal.records');
+/** the kernel binds it to the API listener once that is up */
+export const selfApiRef = createServiceRef<BindableSelfApi>('core.internal.self-api');
 const rootLoggerRef = createServiceRef<Logger>('core.internal.root-logger');
 
 export interface CoreFactoryOptions {
@@ -71,6 +85,8 @@ export interface CoreFactoryOptions {
   lifecycle: Lifecycle;
   /** engine features of the loaded plugins (`GET /engines` lists only these) */
   engineFeatures: () => Set<string>;
+  /** credential verifiers the loaded plugins registered (consulted for bearer tokens that are not keys) */
+  credentialVerifiers: () => CredentialVerifier[];
 }
 
 /** Core's factories, and `closeLast` for the embedded file, which every embedded adapter shares and which closes after them. */
@@ -136,7 +152,16 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
       ref: coreServices.downloads, deps: none,
       create: () => createDownloadLinks(config.urlSigningSecret, config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`),
     }),
-    createServiceFactory({ ref: coreServices.keys, deps: { documents: coreServices.documents }, create: ({ documents }) => createKeyAuthenticator(documents) }),
+    createServiceFactory({
+      ref: coreServices.keys, deps: { documents: coreServices.documents },
+      create: ({ documents }) => createKeyAuthenticator(documents, 2000, options.credentialVerifiers),
+    }),
+    createServiceFactory({
+      ref: coreServices.identity, deps: { documents: coreServices.documents, counters: coreServices.counters },
+      create: ({ documents, counters }) => identityFor(config, documents, counters.rateLimiter),
+    }),
+    createServiceFactory({ ref: selfApiRef, deps: none, create: () => createSelfApi(config.publicBaseUrl) }),
+    createServiceFactory({ ref: coreServices.selfApi, deps: { self: selfApiRef }, create: ({ self }) => self }),
   ];
   return {
     factories,

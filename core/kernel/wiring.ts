@@ -1,5 +1,6 @@
 import { ConfigError } from '../../config/load.ts';
 import { CORE_API_VERSION, type BackgroundWorker, type MountDefinition, type ReadinessCheck, type RouteDefinition } from '../plugin.ts';
+import type { CredentialVerifier } from '../http/auth.ts';
 import type { ServiceRegistry } from './registry.ts';
 import type { Feature } from './loader.ts';
 
@@ -12,6 +13,7 @@ export interface Wired {
   mounts: Array<MountDefinition & { plugin: string }>;
   workers: BackgroundWorker[];
   readiness: ReadinessCheck[];
+  authenticators: CredentialVerifier[];
 }
 
 /** Refuses a feature written for another core API, a duplicate id, a missing or circular dependency. */
@@ -84,7 +86,7 @@ export async function wireFeatures(features: Feature[], registry: ServiceRegistr
   const configs = featureConfigs(features, source);
   for (const { definition } of features) for (const factory of definition.provides ?? []) registry.provide(factory, definition.id);
 
-  const wired: Wired = { routes: [], mounts: [], workers: [], readiness: [] };
+  const wired: Wired = { routes: [], mounts: [], workers: [], readiness: [], authenticators: [] };
   const owners = new Map<string, string>();
   const claim = (what: string, plugin: string) => {
     const owner = owners.get(what);
@@ -115,6 +117,10 @@ export async function wireFeatures(features: Feature[], registry: ServiceRegistr
       },
       readiness(check) {
         wired.readiness.push({ ...check, name: `${id}:${check.name}` });
+      },
+      authenticator(verifier) {
+        claim(`credential verifier ${verifier.name}`, id);
+        wired.authenticators.push(verifier);
       },
     });
   }

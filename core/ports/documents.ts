@@ -1,10 +1,12 @@
 import type { JobsStore } from './jobs.ts';
 import type { WebhooksStore } from './webhooks.ts';
+import type { IdentityStore } from './identity.ts';
 
 /**
  * Documents port: the system of record (accounts, keys, grants, the billing
- * ledger and its outbox, jobs, webhooks). Shaped by what the domain does with
- * it. Adapters: core/adapters/documents/sqlite.ts (embedded default) and
+ * ledger and its outbox, jobs, webhooks, users and their sign-in sessions).
+ * Shaped by what the domain does with it. Adapters:
+ * core/adapters/documents/sqlite.ts (embedded default) and
  * core/adapters/documents/mongo.ts (production).
  */
 
@@ -167,6 +169,8 @@ export interface Documents {
   clones: ClonesStore;
   jobs: JobsStore;
   webhooks: WebhooksStore;
+  /** users, sign-in sessions and lockout counters (core/ports/identity.ts) */
+  identity: IdentityStore;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

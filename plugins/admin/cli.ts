@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
-import { billingFor, openDocumentsOnly } from '../../core/kernel/runtime.ts';
+import { billingFor, identityFor, openDocumentsOnly } from '../../core/kernel/runtime.ts';
+import { createMemoryCounters } from '../../core/adapters/counters/memory.ts';
 import { createAdminService } from './service.ts';
 import { validate } from '../../core/http/validate.ts';
 import { ApiError } from '../../core/errors.ts';
-import { bootstrapBody, grantBody, keyBody, cloneBody } from './schemas.ts';
+import { bootstrapBody, grantBody, keyBody, cloneBody, userBody } from './schemas.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options]   (prints JSON)
 
@@ -17,10 +18,21 @@ const USAGE = `usage: npm run admin -- <command> [options]   (prints JSON)
   list-keys     --account <id>
   revoke-key    --key <id>
   balance       --account <id>
+  create-user   --account <id> --email <e> [--name n] [--password p | password on stdin] [--no-password]
+                a person who signs in (OAuth consent, console); the password is hashed with scrypt
+  list-users    --account <id>
   create-clone  --account <id> --name <n> --base-voice <voiceId> [--engine v4|v3] [--reference-gone]
   reconcile     --grant <id>`;
 
 const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+
+/** A password piped in (`printf '%s' "$PW" | npm run admin -- create-user ...`) stays out of the shell history. */
+async function readStdin(): Promise<string | null> {
+  if (process.stdin.isTTY) return null;
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text.replace(/\r?\n$/, '') || null;
+}
 
 async function run(argv: string[]): Promise<unknown> {
   const { positionals, values: o } = parseArgs({
@@ -31,6 +43,7 @@ async function run(argv: string[]): Promise<unknown> {
       'daily-cap': { type: 'string' }, 'weekly-cap': { type: 'string' }, days: { type: 'string' }, gift: { type: 'boolean' },
       test: { type: 'boolean' }, account: { type: 'string' }, grant: { type: 'string' }, key: { type: 'string' },
       'key-name': { type: 'string' }, 'base-voice': { type: 'string' }, engine: { type: 'string' }, 'reference-gone': { type: 'boolean' },
+      password: { type: 'string' }, 'no-password': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -43,6 +56,8 @@ async function run(argv: string[]): Promise<unknown> {
   const { documents, close } = await openDocumentsOnly(config);
   const billing = billingFor(config, documents);
   const admin = createAdminService({ documents, billing });
+  // The CLI never signs anyone in, so the sign-in rate limits can live in this process.
+  const identity = identityFor(config, documents, createMemoryCounters().rateLimiter);
   const need = (value: string | undefined, flag: string) => {
     if (!value) throw new ApiError(400, `--${flag} is required for ${command}`);
     return value;
@@ -72,6 +87,14 @@ async function run(argv: string[]): Promise<unknown> {
         return await admin.revokeKey(need(o.key, 'key'));
       case 'balance':
         return await admin.balance(need(o.account, 'account'));
+      case 'create-user': {
+        const password = o['no-password'] ? null : o.password ?? (await readStdin());
+        if (password === null && !o['no-password']) throw new ApiError(400, 'create-user needs --password, a password on stdin, or --no-password');
+        const body = validate(userBody, { email: o.email, password, name: o.name ?? null }) as { email: string; password: string | null; name: string | null };
+        return await identity.createUser({ accountId: need(o.account, 'account'), ...body });
+      }
+      case 'list-users':
+        return { users: await identity.listUsers(need(o.account, 'account')) };
       case 'create-clone':
         return await admin.createClone(need(o.account, 'account'), validate(cloneBody, {
           name: o.name, engine: o.engine ?? 'v4', baseVoiceId: o['base-voice'], referenceAvailable: !o['reference-gone'],

@@ -5,7 +5,7 @@ import { coreServices } from '../../core/services.ts';
 import { adminRouter } from './routes.ts';
 
 /**
- * The admin HTTP API under /admin/v1 (accounts, grants, keys, clones,
+ * The admin HTTP API under /admin/v1 (accounts, grants, keys, users, clones,
  * reconciliation), guarded by ADMIN_TOKEN; without one it answers 403. The
  * same operations run from the command line: `npm run admin -- <command>`.
  */
@@ -15,7 +15,7 @@ export default definePlugin({
   coreApi: 2,
   description: 'Admin API: accounts, grants, keys, clones, reconciliation',
   config: Joi.object<{ ADMIN_TOKEN?: string }>({ ADMIN_TOKEN: Joi.string().min(16) }),
-  deps: { documents: coreServices.documents, billing: coreServices.billing, keys: coreServices.keys },
+  deps: { documents: coreServices.documents, billing: coreServices.billing, keys: coreServices.keys, identity: coreServices.identity },
   register({ deps, config, mount }) {
     const router = adminRouter({ ...deps, token: config.ADMIN_TOKEN ?? null });
     mount({ prefix: '/admin/v1', middleware: compose<any>([router.routes(), router.allowedMethods()]) });

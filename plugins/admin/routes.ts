@@ -4,10 +4,11 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Documents } from '../../core/ports/documents.ts';
 import type { BillingService } from '../../core/billing/service.ts';
 import type { KeyAuthenticator } from '../../core/http/auth.ts';
+import type { IdentityService } from '../../core/identity/service.ts';
 import { ApiError } from '../../core/errors.ts';
 import { validate } from '../../core/http/validate.ts';
 import { createAdminService } from './service.ts';
-import { accountBody, bootstrapBody, cloneBody, grantBody, grantStatusBody, keyBody } from './schemas.ts';
+import { accountBody, bootstrapBody, cloneBody, grantBody, grantStatusBody, keyBody, userBody } from './schemas.ts';
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -23,6 +24,7 @@ export interface AdminDeps {
   documents: Documents;
   billing: BillingService;
   keys: KeyAuthenticator;
+  identity: IdentityService;
   /** ADMIN_TOKEN; null disables the API */
   token: string | null;
 }
@@ -87,6 +89,14 @@ export function adminRouter(services: AdminDeps): Router {
   });
   router.get('/accounts/:accountId/balance', async (ctx) => {
     ctx.body = await admin.balance(ctx.params.accountId);
+  });
+  router.post('/accounts/:accountId/users', async (ctx) => {
+    const body = validate(userBody, ctx.request.body) as { email: string; password?: string | null; name?: string | null };
+    ctx.status = 201;
+    ctx.body = await services.identity.createUser({ accountId: ctx.params.accountId, ...body });
+  });
+  router.get('/accounts/:accountId/users', async (ctx) => {
+    ctx.body = { users: await services.identity.listUsers(ctx.params.accountId) };
   });
   router.post('/accounts/:accountId/clones', async (ctx) => {
     ctx.status = 201;

@@ -39,3 +39,10 @@ export const bootstrapBody = Joi.object({
   kind: Joi.string().valid('live', 'test').default('live'),
   grant: grantBody.fork(['totalTokens'], (s) => s.optional()),
 });
+
+export const userBody = Joi.object({
+  email: Joi.string().email().max(254).required(),
+  // Users who only sign in through the upstream OpenID provider have no password.
+  password: Joi.string().min(10).max(200).allow(null),
+  name: Joi.string().trim().max(200).allow(null),
+});

@@ -39,6 +39,7 @@ function capture(): RegisterEnv<any, any> {
     mount: () => undefined,
     worker: (w) => void workers.push(w),
     readiness: () => undefined,
+    authenticator: () => undefined,
   };
 }
 

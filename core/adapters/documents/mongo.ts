@@ -1,6 +1,7 @@
 import type { Db, MongoClient } from 'mongodb';
 import { createMongoJobs } from './mongo-jobs.ts';
 import { createMongoWebhooks } from '../webhooks/mongo.ts';
+import { createMongoIdentity } from '../identity/mongo.ts';
 import type {
   Account,
   AccountsStore,
@@ -46,6 +47,7 @@ export async function createMongoDocuments(client: MongoClient, dbName: string):
     clones: createClones(db),
     jobs: await createMongoJobs(db),
     webhooks: await createMongoWebhooks(db),
+    identity: await createMongoIdentity(db),
     async ping() {
       await db.command({ ping: 1 });
     },

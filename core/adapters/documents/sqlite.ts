@@ -11,6 +11,7 @@ import type {
 import { createSqliteGrants, createSqliteLedger, createSqliteOutbox } from './sqlite-billing.ts';
 import { createSqliteJobs } from './sqlite-jobs.ts';
 import { createSqliteWebhooks } from '../webhooks/sqlite.ts';
+import { createSqliteIdentity } from '../identity/sqlite.ts';
 import { ACCOUNT_COLUMNS, CLONE_COLUMNS, KEY_COLUMNS, createDocumentTables } from './sqlite-schema.ts';
 
 /**
@@ -30,6 +31,7 @@ export function createSqliteDocuments(db: EmbeddedDb): Documents {
     clones: createClones(db),
     jobs: createSqliteJobs(db),
     webhooks: createSqliteWebhooks(db),
+    identity: createSqliteIdentity(db),
     async ping() {
       ping.get();
     },

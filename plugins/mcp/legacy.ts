@@ -1,0 +1,54 @@
+import type Koa from 'koa';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { McpProtocolError, type McpServerDefinition } from './server.ts';
+import type { ToolContext } from './tool.ts';
+
+/**
+ * 2025-era clients (protocol revisions 2024-11-05 to 2025-11-25, initialize
+ * handshake): the SDK's Streamable HTTP transport in stateless mode, a new
+ * server and transport per request, answering with JSON.
+ */
+
+function protocolErrors<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (err) {
+    if (err instanceof McpProtocolError) throw new McpError(err.code, err.message, err.data);
+    throw err;
+  }
+}
+
+export async function serveLegacy(ctx: Koa.Context, body: unknown, def: McpServerDefinition, toolContext: (signal: AbortSignal) => ToolContext): Promise<void> {
+  const server = new Server(
+    { name: def.info.name, title: def.info.title, version: def.info.version },
+    { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: def.instructions },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: def.listTools() as any }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    try {
+      return (await def.callTool(request.params.name, request.params.arguments, toolContext(extra.signal))) as any;
+    } catch (err) {
+      if (err instanceof McpProtocolError) throw new McpError(err.code, err.message, err.data);
+      throw err;
+    }
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: def.listPrompts() as any }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => protocolErrors(() => def.getPrompt(request.params.name, request.params.arguments) as any));
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: def.listResources() as any }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [] }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => protocolErrors(() => def.readResource(request.params.uri) as any));
+
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  ctx.respond = false;
+  ctx.res.once('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await transport.handleRequest(ctx.req, ctx.res, body);
+}

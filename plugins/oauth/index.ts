@@ -1,0 +1,129 @@
+import Joi from 'joi';
+import Router from '@koa/router';
+import compose from 'koa-compose';
+import type Koa from 'koa';
+import type Provider from 'oidc-provider';
+import { definePlugin } from '../../core/plugin.ts';
+import { DomainError } from '../../core/errors.ts';
+import { coreServices } from '../../core/services.ts';
+import { openOAuthStore } from './open-store.ts';
+import { createProvider } from './provider.ts';
+import { interactionRoutes } from './interactions.ts';
+import { accountRoutes } from './account-pages.ts';
+import { upstreamRoutes } from './upstream.ts';
+import { createConnections } from './connections.ts';
+import { oauthVerifier } from './verifier.ts';
+import { htmlErrors } from './forms.ts';
+import { fetchWithOverrides, parseOverrides } from './fetch-overrides.ts';
+
+interface OAuthConfig {
+  OAUTH_UPSTREAM_ISSUER?: string;
+  OAUTH_UPSTREAM_CLIENT_ID?: string;
+  OAUTH_UPSTREAM_CLIENT_SECRET?: string;
+  OAUTH_UPSTREAM_NAME: string;
+  OAUTH_UPSTREAM_ALLOW_HTTP: boolean;
+  OAUTH_FETCH_OVERRIDES: string;
+  OAUTH_REGISTRATIONS_PER_HOUR: number;
+}
+
+/**
+ * The OAuth 2.1 authorization server of the platform (SPEC Authentication 7)
+ * and the pages around it: sign-in, consent, connected apps, optional
+ * upstream single sign-on. Its access tokens are accepted by every API route
+ * (a registered credential verifier), which is how the MCP server uses them.
+ */
+export default definePlugin({
+  id: 'oauth',
+  version: '1.0.0',
+  coreApi: 2,
+  description: 'OAuth 2.1 authorization server (oidc-provider): registration, PKCE, consent, connected apps, refresh rotation',
+  deps: {
+    config: coreServices.config, logger: coreServices.logger, database: coreServices.database, identity: coreServices.identity,
+    documents: coreServices.documents, selfApi: coreServices.selfApi, catalog: coreServices.catalog, counters: coreServices.counters,
+  },
+  config: Joi.object<OAuthConfig>({
+    OAUTH_UPSTREAM_ISSUER: Joi.string().uri({ scheme: ['https', 'http'] }),
+    OAUTH_UPSTREAM_CLIENT_ID: Joi.string().when('OAUTH_UPSTREAM_ISSUER', { is: Joi.exist(), then: Joi.required() }),
+    OAUTH_UPSTREAM_CLIENT_SECRET: Joi.string(),
+    OAUTH_UPSTREAM_NAME: Joi.string().max(60).default('single sign-on'),
+    OAUTH_UPSTREAM_ALLOW_HTTP: Joi.boolean().truthy('1').falsy('0').default(false),
+    OAUTH_FETCH_OVERRIDES: Joi.string().allow('').default(''),
+    OAUTH_REGISTRATIONS_PER_HOUR: Joi.number().integer().min(1).default(30),
+  }),
+  async register({ deps, config, mount, worker, authenticator }) {
+    const store = await openOAuthStore(deps.database);
+    const overrides = parseOverrides(config.OAUTH_FETCH_OVERRIDES);
+    if (overrides.length) deps.logger.warn('OAUTH_FETCH_OVERRIDES is set: client metadata documents of these origins are fetched from loopback (tests only)', { overrides });
+    const base = () => deps.selfApi.publicBaseUrl();
+    const resources = () => [`${base()}/mcp`, `${base()}/api/v1`];
+
+    let provider: Promise<Provider> | null = null;
+    // Built on first use: the issuer is {base_url}, known once the listener is up.
+    const getProvider = () => {
+      provider ??= createProvider(
+        { issuer: base(), resources: resources(), cookieSecret: deps.config.identity.sessionSecret, fetch: overrides.length ? fetchWithOverrides(overrides) : undefined },
+        { store, identity: deps.identity, logger: deps.logger },
+      ).catch((err: unknown) => {
+        provider = null;
+        throw err;
+      });
+      return provider;
+    };
+    const delegate = async (ctx: Koa.Context, path?: string) => {
+      const op = await getProvider();
+      if (path) ctx.req.url = path;
+      ctx.respond = false;
+      await op.callback()(ctx.req, ctx.res);
+    };
+
+    const connections = createConnections(store, getProvider);
+    const upstreamLabel = config.OAUTH_UPSTREAM_ISSUER ? config.OAUTH_UPSTREAM_NAME : null;
+    const router = new Router();
+    interactionRoutes(router, { provider: getProvider, identity: deps.identity, upstreamLabel });
+    accountRoutes(router, { identity: deps.identity, connections, upstreamLabel });
+    if (config.OAUTH_UPSTREAM_ISSUER) {
+      upstreamRoutes(router, {
+        settings: {
+          issuer: config.OAUTH_UPSTREAM_ISSUER, clientId: config.OAUTH_UPSTREAM_CLIENT_ID!, clientSecret: config.OAUTH_UPSTREAM_CLIENT_SECRET ?? null,
+          label: config.OAUTH_UPSTREAM_NAME, allowHttp: config.OAUTH_UPSTREAM_ALLOW_HTTP,
+        },
+        baseUrl: base, store, identity: deps.identity, logger: deps.logger,
+      });
+    }
+
+    // Registration is open (MCP clients register themselves), so it is limited per client address.
+    const registrationLimit: Koa.Middleware = async (ctx, next) => {
+      if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
+        const decision = await deps.counters.rateLimiter.consume(`oauth-register:${ctx.ip}`, config.OAUTH_REGISTRATIONS_PER_HOUR, 3600);
+        if (!decision.allowed) {
+          const retryAfterSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
+          throw new DomainError('limited', `Too many client registrations from this address; retry in ${retryAfterSeconds} seconds.`, { code: 'RATE_LIMITED', retryAfterSeconds });
+        }
+      }
+      await next();
+    };
+    mount({
+      prefix: '/oauth',
+      middleware: compose<any>([htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
+    });
+    // RFC 8414 metadata is the library's discovery document (same fields), served at its own address too.
+    mount({ prefix: '/.well-known/oauth-authorization-server', middleware: (ctx) => delegate(ctx as Koa.Context, '/.well-known/openid-configuration') });
+    mount({ prefix: '/.well-known/openid-configuration', middleware: (ctx) => delegate(ctx as Koa.Context) });
+
+    authenticator(oauthVerifier({
+      provider: getProvider, identity: deps.identity, documents: deps.documents, audiences: resources, defaultEngine: deps.catalog.defaultEngine(),
+    }));
+
+    worker({
+      name: 'purge-expired-oauth-records',
+      role: 'api',
+      async start() {
+        const timer = setInterval(() => {
+          store.purgeExpired(Date.now()).catch((err: unknown) => deps.logger.warn('expired OAuth records could not be purged', { err: err as Error }));
+        }, 10 * 60_000);
+        timer.unref();
+        return async () => clearInterval(timer);
+      },
+    });
+  },
+});

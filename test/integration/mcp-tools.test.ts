@@ -1,0 +1,266 @@
+import test from 'ava';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { versionOf } from '../../plugins/mcp/server.ts';
+
+/**
+ * SPEC MCP server with an API key: the tools and what they call (billing,
+ * links, limits identical to the routes), voice search, errors a model can
+ * act on, prompts, UI resources, and the 2026-07-28 revision beside the
+ * 2025-era one.
+ */
+
+let p: TestPlatform;
+
+test.before(async () => {
+  p = await startTestPlatform({ PLUGINS: 'catalog,account,speech,jobs,usage,oauth,mcp', MCP_POLL_MS: '200', MCP_TTS_WAIT_SECONDS: '30', RATE_SPEECH_PER_MINUTE: '4' });
+});
+test.after.always(async () => {
+  await p?.stop();
+});
+
+async function connect(apiKey: string): Promise<Client> {
+  const client = new Client({ name: 'vieneu-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/mcp`), { requestInit: { headers: { 'x-api-key': apiKey } } }));
+  return client;
+}
+
+async function session(grant: Record<string, unknown> = {}) {
+  const account = await p.bootstrap({ grant: { totalTokens: 1_000_000, ...grant } });
+  return { ...account, mcp: await connect(account.apiKey) };
+}
+
+const remaining = async (key: string) => ((await (await p.api('/balance', { key })).json()) as { remaining: number }).remaining;
+const text = (result: any): string => result.content.map((c: { text: string }) => c.text).join('\n');
+
+test('the tools are exactly those of SPEC; optional arguments accept null; serverInfo.version is the tool list\'s fingerprint', async (t) => {
+  const { mcp } = await session();
+  const { tools } = await mcp.listTools();
+  t.deepEqual(tools.map((tool) => tool.name), ['list_capabilities', 'list_voices', 'text_to_speech', 'get_speech_status', 'list_emotion_tags', 'get_token_balance']);
+  for (const tool of tools) {
+    const schema = tool.inputSchema as { properties: Record<string, { type: string | string[] }>; required?: string[] };
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      if (!(schema.required ?? []).includes(name)) t.true(Array.isArray(property.type) && property.type.includes('null'), `${tool.name}.${name} accepts null`);
+    }
+  }
+  const info = mcp.getServerVersion()!;
+  t.is(info.name, 'vieneu');
+  t.is(info.version, versionOf(tools.map(({ name, title, description, inputSchema, annotations, _meta }) => ({ name, title, description, inputSchema, annotations, ...(_meta ? { _meta } : {}) }))));
+  t.not(versionOf(tools.slice(1) as any), info.version, 'another tool list has another version');
+  const noTools = ['clone', 'dub', 'srt', 'subtitle'];
+  t.false(tools.some((tool) => noTools.some((word) => tool.name.includes(word))), 'cloning and dubbing are not exposed');
+  await mcp.close();
+});
+
+test('text_to_speech up to 1500 characters: one /audio/speech call, an MP3 link valid 24 hours, billed as the route', async (t) => {
+  const { apiKey, mcp } = await session();
+  const input = 'Xin chào các bạn. Hôm nay chúng ta thử giọng đọc tiếng Việt qua MCP.';
+  const before = await remaining(apiKey);
+  const result = await mcp.callTool({ name: 'text_to_speech', arguments: { text: input, voice: 'vi-south-female-lan', speed: 1.1, style: null } });
+  t.falsy(result.isError, text(result));
+  const data = result.structuredContent as { format: string; audioUrl: string; jobId: string; route: string; linkExpiresInSeconds: number };
+  t.is(data.format, 'mp3');
+  t.is(data.route, 'audio_speech');
+  t.is(data.linkExpiresInSeconds, 86_400);
+  const expires = Number(new URL(data.audioUrl).searchParams.get('expires'));
+  t.true(Math.abs(expires - (Date.now() / 1000 + 86_400)) < 120, 'the link expires in 24 hours');
+  const audio = await fetch(data.audioUrl);
+  t.is(audio.headers.get('content-type'), 'audio/mpeg');
+  const bytes = Buffer.from(await audio.arrayBuffer());
+  t.true(bytes.subarray(0, 3).toString() === 'ID3' || (bytes[0] === 0xff && (bytes[1] & 0xe0) === 0xe0), 'an MP3 file');
+  t.is(before - (await remaining(apiKey)), Math.ceil(Math.max(50, [...input].length) * 3 * 1.3), 'charged exactly as POST /audio/speech');
+  const job = await (await p.api(`/tts/${data.jobId}`, { key: apiKey })).json() as { status: string };
+  t.is(job.status, 'completed', 'the link is the saved copy of the route');
+  await mcp.close();
+});
+
+test('text_to_speech over 1500 characters: one /tts job, waited on, a WAV link, billed as the route', async (t) => {
+  const { apiKey, mcp } = await session();
+  const input = 'Một đoạn văn dài để đọc thành sách nói, có nhiều câu nối tiếp nhau. '.repeat(24);
+  t.true([...input].length > 1500);
+  const before = await remaining(apiKey);
+  const result = await mcp.callTool({ name: 'text_to_speech', arguments: { text: input, voice: 'Minh', style: 'storytelling' } });
+  t.falsy(result.isError, text(result));
+  const data = result.structuredContent as { format: string; status: string; audioUrl: string; route: string; jobId: string };
+  t.deepEqual([data.format, data.status, data.route], ['wav', 'completed', 'tts']);
+  const audio = await fetch(data.audioUrl);
+  t.is(audio.headers.get('content-type'), 'audio/wav');
+  t.is(Buffer.from(await audio.arrayBuffer()).subarray(0, 4).toString(), 'RIFF');
+  t.is(before - (await remaining(apiKey)), Math.ceil([...input].length * 3 * 1.3), 'charged exactly as POST /tts');
+  await mcp.close();
+});
+
+test('a long text that is not ready in time gives the job id, and get_speech_status follows it', async (t) => {
+  const quick = await startTestPlatform({ PLUGINS: 'catalog,account,speech,jobs,oauth,mcp', MCP_TTS_WAIT_SECONDS: '0', MCP_POLL_MS: '100' });
+  t.teardown(() => quick.stop());
+  const { apiKey } = await quick.bootstrap({ grant: { totalTokens: 1_000_000 } });
+  const mcp = new Client({ name: 'vieneu-test', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${quick.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+  const result = await mcp.callTool({ name: 'text_to_speech', arguments: { text: 'Câu này sẽ được xếp hàng chờ xử lý. '.repeat(50) } });
+  const data = result.structuredContent as { status: string; jobId: string };
+  t.falsy(result.isError);
+  t.not(data.status, 'completed');
+  t.regex(text(result), new RegExp(`get_speech_status with job_id "${data.jobId}"`));
+  let status: any;
+  for (let i = 0; i < 100; i++) {
+    status = await mcp.callTool({ name: 'get_speech_status', arguments: { job_id: data.jobId } });
+    if ((status.structuredContent as { status: string }).status === 'completed') break;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  t.is(status.structuredContent.status, 'completed');
+  t.regex(status.structuredContent.audioUrl, /\.wav\?/);
+  await mcp.close();
+});
+
+test('list_voices applies the search rules', async (t) => {
+  const { mcp } = await session();
+  const ids = async (search: string | null) => ((await mcp.callTool({ name: 'list_voices', arguments: { search, limit: null } })).structuredContent as { voices: Array<{ id: string }> }).voices.map((v) => v.id);
+  t.is((await ids(null)).length, 6);
+  t.deepEqual(await ids('giọng nữ miền Nam'), ['vi-south-female-lan'], 'gender and region from the fields, filler ignored');
+  t.deepEqual(await ids('SÁCH'), ['vi-north-male-minh'], 'a whole word of the description, any case');
+  t.deepEqual(await ids('trâm'), [], 'diacritics must match');
+  t.deepEqual(await ids('huong'), ['vi-central-female-huong'], 'four plain letters match as a prefix');
+  t.deepEqual((await ids('Nam'))[0], 'vi-south-male-nam', 'the exact name first');
+  const closest = await mcp.callTool({ name: 'list_voices', arguments: { search: 'nữ trầm' } });
+  const data = closest.structuredContent as { complete: boolean; voices: Array<{ id: string; missingWords: string[] }> };
+  t.false(data.complete);
+  t.deepEqual(data.voices.find((v) => v.id === 'vi-north-male-minh')?.missingWords, ['nữ']);
+  t.regex(text(closest), /lacks: trầm/);
+  await mcp.close();
+});
+
+test('the free tools: capabilities, emotion tags, balance', async (t) => {
+  const { mcp } = await session({ dailyCap: 50_000 });
+  const caps = await mcp.callTool({ name: 'list_capabilities', arguments: {} });
+  const c = caps.structuredContent as { tools: Array<{ name: string; paid: boolean }>; engines: Array<{ key: string }>; notOffered: string[] };
+  t.deepEqual(c.tools.filter((tool) => tool.paid).map((tool) => tool.name), ['text_to_speech']);
+  t.deepEqual(c.engines.map((e) => e.key), ['v4']);
+  t.is(c.notOffered.length, 3);
+  const tags = await mcp.callTool({ name: 'list_emotion_tags', arguments: {} });
+  t.deepEqual((tags.structuredContent as { cueTags: string[] }).cueTags, ['[cười]', '[thở dài]', '[hắng giọng]']);
+  const balance = await mcp.callTool({ name: 'get_token_balance', arguments: {} });
+  t.is((balance.structuredContent as { plan: { daily: { limit: number } } }).plan.daily.limit, 50_000);
+  t.regex(text(balance), /daily 50000\/50000 left/);
+  await mcp.close();
+});
+
+test('refusals come back as tool errors a model can act on', async (t) => {
+  const { mcp } = await session({ totalTokens: 100 });
+  const poor = await mcp.callTool({ name: 'text_to_speech', arguments: { text: 'Không đủ token để đọc câu này.' } });
+  t.true(poor.isError);
+  t.regex(text(poor), /tokens left and this needs 195. Tell the user to top up/);
+  const rich = await session();
+  const voice = await rich.mcp.callTool({ name: 'text_to_speech', arguments: { text: 'Xin chào.', voice: 'alloy' } });
+  t.true(voice.isError);
+  t.regex(text(voice), /Call list_voices/);
+  const tooLong = await rich.mcp.callTool({ name: 'text_to_speech', arguments: { text: 'a'.repeat(50_001) } });
+  t.true(tooLong.isError);
+  t.regex(text(tooLong), /Invalid arguments.*50000/);
+  const missing = await rich.mcp.callTool({ name: 'get_speech_status', arguments: { job_id: 'job_missing' } });
+  t.regex(text(missing), /Check the id/);
+  await mcp.close();
+  await rich.mcp.close();
+});
+
+test('rate limits are the routes\' own: the speech class counts MCP calls against the key', async (t) => {
+  const { mcp } = await session();
+  const calls = [];
+  for (let i = 0; i < 5; i++) calls.push(await mcp.callTool({ name: 'text_to_speech', arguments: { text: `Câu số ${i}.` } }));
+  t.deepEqual(calls.map((c) => Boolean(c.isError)), [false, false, false, false, true]);
+  t.regex(text(calls[4]), /Too many requests right now: retry after \d+ seconds/);
+  await mcp.close();
+});
+
+test('prompts and UI resources', async (t) => {
+  const { mcp } = await session();
+  const { prompts } = await mcp.listPrompts();
+  t.deepEqual(prompts.map((pr) => pr.name), ['what_can_vieneu_do', 'read_text', 'find_voice', 'check_balance'], 'make_audiobook comes with the audiobook tools');
+  const read = await mcp.getPrompt({ name: 'read_text', arguments: { text: 'Chào buổi sáng', voice: 'giọng nam miền Bắc' } });
+  t.regex((read.messages[0].content as { text: string }).text, /list_voices[\s\S]*text_to_speech[\s\S]*Chào buổi sáng/);
+  await t.throwsAsync(mcp.getPrompt({ name: 'find_voice', arguments: {} }), { message: /needs description/ });
+  const { resources } = await mcp.listResources();
+  t.deepEqual(resources.map((r) => [r.uri, r.mimeType]), [
+    ['ui://vieneu/player.html', 'text/html;profile=mcp-app'], ['ui://vieneu/audiobook.html', 'text/html;profile=mcp-app'], ['ui://vieneu/capabilities.html', 'text/html;profile=mcp-app'],
+  ]);
+  const player = await mcp.readResource({ uri: 'ui://vieneu/player.html' });
+  t.regex((player.contents[0] as { text: string }).text, /<audio[\s\S]*ui\/initialize/);
+  t.deepEqual(player.contents[0]._meta, { ui: { csp: { resourceDomains: [p.url], connectDomains: [] }, prefersBorder: true } });
+  const tts = (await mcp.listTools()).tools.find((tool) => tool.name === 'text_to_speech')!;
+  t.deepEqual(tts._meta, { ui: { resourceUri: 'ui://vieneu/player.html' } });
+  await mcp.close();
+});
+
+/** A raw 2026-07-28 request: version and capabilities in _meta, method and name in headers. */
+async function modern(key: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, version = '2026-07-28') {
+  const name = (params.name ?? params.uri) as string | undefined;
+  const res = await fetch(`${p.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': version, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}), ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } } }),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+test('protocol revision 2026-07-28: no handshake, server/discover, resultType and cache hints on every result', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const discover = await modern(apiKey, 'server/discover');
+  t.is(discover.status, 200);
+  t.deepEqual(discover.body.result.supportedVersions.slice(0, 2), ['2026-07-28', '2025-11-25']);
+  t.is(discover.body.result.resultType, 'complete');
+  t.is(discover.body.result._meta['io.modelcontextprotocol/serverInfo'].name, 'vieneu');
+  t.truthy(discover.body.result.capabilities.extensions['io.modelcontextprotocol/ui']);
+  const list = await modern(apiKey, 'tools/list');
+  t.is(list.body.result.tools.length, 6);
+  t.deepEqual([list.body.result.resultType, list.body.result.cacheScope, typeof list.body.result.ttlMs], ['complete', 'public', 'number']);
+  const call = await modern(apiKey, 'tools/call', { name: 'list_voices', arguments: { search: 'Mai' } });
+  t.is(call.body.result.resultType, 'complete');
+  t.is(call.body.result.structuredContent.voices[0].id, 'vi-north-female-mai');
+  const prompt = await modern(apiKey, 'prompts/get', { name: 'check_balance' }, { 'mcp-name': `=?base64?${Buffer.from('check_balance').toString('base64')}?=` });
+  t.is(prompt.status, 200, 'an encoded Mcp-Name is decoded');
+  const read = await modern(apiKey, 'resources/read', { uri: 'ui://vieneu/capabilities.html' });
+  t.is(read.body.result.contents[0].mimeType, 'text/html;profile=mcp-app');
+  const missing = await modern(apiKey, 'resources/read', { uri: 'ui://vieneu/nothing.html' });
+  t.is(missing.body.error.code, -32602);
+});
+
+test('protocol revision 2026-07-28 refusals: header mismatch, unsupported version, unknown method, GET', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const mismatch = await modern(apiKey, 'tools/list', {}, { 'mcp-method': 'prompts/list' });
+  t.deepEqual([mismatch.status, mismatch.body.error.code], [400, -32020]);
+  const noName = await modern(apiKey, 'tools/call', { name: 'list_voices', arguments: {} }, { 'mcp-name': 'text_to_speech' });
+  t.deepEqual([noName.status, noName.body.error.code], [400, -32020]);
+  const unsupported = await modern(apiKey, 'tools/list', {}, {}, '2099-01-01');
+  t.deepEqual([unsupported.status, unsupported.body.error.code], [400, -32022]);
+  t.deepEqual(unsupported.body.error.data, { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'], requested: '2099-01-01' });
+  const unknown = await modern(apiKey, 'sampling/createMessage');
+  t.deepEqual([unknown.status, unknown.body.error.code], [404, -32601]);
+  const get = await fetch(`${p.url}/mcp`, { headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' } });
+  t.is(get.status, 405);
+  t.is(get.headers.get('allow'), 'POST');
+});
+
+test('2025-era clients: initialize negotiates their revision', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  for (const version of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+    const res = await fetch(`${p.url}/mcp`, {
+      method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+    });
+    const body = await res.json() as { result: { protocolVersion: string; serverInfo: { name: string } } };
+    t.is(body.result.protocolVersion, version);
+    t.is(body.result.serverInfo.name, 'vieneu');
+  }
+});
+
+test('a browser origin other than the service\'s own is refused', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const res = await fetch(`${p.url}/mcp`, {
+    method: 'POST', headers: { 'x-api-key': apiKey, origin: 'https://evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  });
+  t.is(res.status, 403);
+});

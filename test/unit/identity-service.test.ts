@@ -1,0 +1,68 @@
+import test from 'ava';
+import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
+import { createSqliteIdentity } from '../../core/adapters/identity/sqlite.ts';
+import { createMemoryCounters } from '../../core/adapters/counters/memory.ts';
+import { createIdentityService } from '../../core/identity/service.ts';
+import { hashPassword, verifyPassword } from '../../core/identity/passwords.ts';
+import { DomainError } from '../../core/errors.ts';
+
+/** The identity service on its own: passwords, sessions, lockout expiry, CSRF tokens. */
+
+function setup(overrides: Partial<{ maxFailures: number; lockoutMinutes: number; signInsPerMinute: number; sessionTtlHours: number }> = {}) {
+  let now = Date.parse('2026-11-21T10:00:00.000Z');
+  const db = openMemoryDb();
+  const counters = createMemoryCounters();
+  const identity = createIdentityService({
+    store: createSqliteIdentity(db), rateLimiter: counters.rateLimiter, accountExists: async (id) => id === 'acc_1',
+    settings: { sessionSecret: 'a-secret-of-sixteen+', sessionTtlHours: 1, maxFailures: 2, lockoutMinutes: 10, signInsPerMinute: 100, ...overrides },
+    clock: () => new Date(now),
+  });
+  return { identity, advance: (ms: number) => { now += ms; }, close: () => { db.close(); void counters.close(); } };
+}
+
+const code = (err: unknown) => (err as DomainError).details.code;
+
+test('scrypt hashes verify only their own password and differ for the same password', async (t) => {
+  const a = await hashPassword('mật khẩu rất dài');
+  const b = await hashPassword('mật khẩu rất dài');
+  t.not(a, b, 'salted');
+  t.true(await verifyPassword('mật khẩu rất dài', a));
+  t.true(await verifyPassword('mật khẩu rất dài'.normalize('NFD'), a), 'compared after NFC');
+  t.false(await verifyPassword('mật khẩu rất dài!', a));
+  t.false(await verifyPassword('x', 'not-a-hash'));
+});
+
+test('a session lives for its TTL, then the cookie value stands for nobody', async (t) => {
+  const { identity, advance, close } = setup();
+  t.teardown(close);
+  await identity.createUser({ accountId: 'acc_1', email: 'Mai@Example.com', password: 'long enough password' });
+  const signedIn = await identity.signIn({ email: 'mai@example.com', password: 'long enough password', client: '1.2.3.4' });
+  t.is((await identity.session(signedIn.token))?.user.email, 'mai@example.com');
+  t.is(signedIn.session.id.length, 64, 'only the hash of the cookie value is stored');
+  t.not(signedIn.session.id, signedIn.token);
+  advance(3600_000);
+  t.is(await identity.session(signedIn.token), null);
+});
+
+test('a lockout ends after its minutes; a success clears the count', async (t) => {
+  const { identity, advance, close } = setup();
+  t.teardown(close);
+  await identity.createUser({ accountId: 'acc_1', email: 'minh@example.com', password: 'long enough password' });
+  const attempt = (password: string) => identity.signIn({ email: 'minh@example.com', password, client: 'c' });
+  t.is(code(await t.throwsAsync(attempt('wrong one'))), 'SIGN_IN_FAILED');
+  t.is(code(await t.throwsAsync(attempt('wrong two'))), 'SIGN_IN_LOCKED');
+  t.is(code(await t.throwsAsync(attempt('long enough password'))), 'SIGN_IN_LOCKED');
+  advance(10 * 60_000 + 1);
+  t.truthy(await attempt('long enough password'));
+  t.is(code(await t.throwsAsync(attempt('wrong again'))), 'SIGN_IN_FAILED', 'the count started again');
+});
+
+test('CSRF tokens are bound to what they were made for', (t) => {
+  const { identity, close } = setup();
+  t.teardown(close);
+  const token = identity.csrfToken('nonce:session-a');
+  t.true(identity.checkCsrf('nonce:session-a', token));
+  t.false(identity.checkCsrf('nonce:session-b', token));
+  t.false(identity.checkCsrf('nonce:session-a', undefined));
+  t.false(identity.checkCsrf('nonce:session-a', token.slice(1)));
+});
