@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { CoreServices } from '../plugin.ts';
 import { ApiError } from '../errors.ts';
+import { inspectStoredAudio } from '../speechkit/audio/stored.ts';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -12,6 +13,31 @@ async function check(name: string, ping: () => Promise<void>): Promise<[string, 
   } catch (err) {
     return [name, `unreachable: ${(err as Error).message}`];
   }
+}
+
+/** Blob keys that name the job whose audio they hold: `jobs/<id>.wav` (rendered) and `speech/<id>.<ext>` (saved copies). */
+const OWNING_JOB = /^(?:jobs|speech)\/(job_[0-9a-f-]{36})\.[a-z0-9]+$/;
+
+/**
+ * A stored file that fails its check is never served: it is removed, the
+ * job that paid for it is refunded (once per charge), and the download
+ * answers 410 AUDIO_DAMAGED in the native envelope, telling the caller to
+ * submit again (a damaged file is never a cache hit, so that renders afresh).
+ */
+async function discardDamagedAudio(services: CoreServices, key: string): Promise<never> {
+  services.logger.error('stored audio is damaged; removing it', { key });
+  await services.blobs.delete(key).catch((err: unknown) => services.logger.warn('damaged audio not removed', { key, err: err as Error }));
+  const jobId = OWNING_JOB.exec(key)?.[1];
+  const job = jobId ? await services.documents.jobs.get(jobId) : null;
+  let refunded = false;
+  if (job?.charge && !job.refunded) {
+    refunded = await services.billing.refund(job.charge);
+    await services.documents.jobs.markRefunded(job.id);
+  }
+  const paid = refunded ? ' and its tokens were refunded' : '';
+  throw new ApiError(410, `The audio file behind this link was damaged in storage; it has been removed${paid}. Submit the text again to render it afresh.`, {
+    code: 'AUDIO_DAMAGED',
+  });
 }
 
 /** Routes core serves for every deployment: probes, metrics and signed downloads. */
@@ -45,7 +71,9 @@ export function coreRoutes(services: CoreServices): Router {
     if (typeof expires !== 'string' || typeof signature !== 'string' || !services.downloads.verify(key, expires, signature)) {
       throw new ApiError(403, 'This download link is invalid or has expired. Request a fresh link.', { code: 'LINK_EXPIRED' });
     }
-    const blob = await services.blobs.open(key);
+    const state = await inspectStoredAudio(services.blobs, key);
+    if (state === 'corrupt') await discardDamagedAudio(services, key);
+    const blob = state === 'ok' ? await services.blobs.open(key) : null;
     if (!blob) throw new ApiError(404, 'The file behind this link no longer exists.', { code: 'FILE_NOT_FOUND' });
     ctx.type = blob.info.contentType;
     ctx.length = blob.info.size;

@@ -1,5 +1,6 @@
 import type { PluginContext } from '../../core/plugin.ts';
 import { validate } from '../../core/http/validate.ts';
+import { TEXT_BODY_LIMIT } from '../../core/http/synthesis-fields.ts';
 import { runIdempotent } from '../../core/http/idempotency.ts';
 import { batchQuery, submitJobBody } from './schemas.ts';
 import type { createJobsService } from './service.ts';
@@ -8,7 +9,7 @@ type JobsService = ReturnType<typeof createJobsService>;
 
 export function registerJobRoutes(plugin: PluginContext, service: JobsService): void {
   plugin.route({
-    method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: '512kb',
+    method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     handler: async (ctx) => {
       const auth = ctx.state.auth!;
       const idempotencyKey = ctx.get('idempotency-key') || undefined;

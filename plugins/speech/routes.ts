@@ -1,5 +1,6 @@
 import type { PluginContext, RouteContext } from '../../core/plugin.ts';
 import { validate } from '../../core/http/validate.ts';
+import { TEXT_BODY_LIMIT } from '../../core/http/synthesis-fields.ts';
 import { agentSpeechBody, agentSpeechQuery, audioSpeechBody, ttsStreamBody } from './schemas.ts';
 import type { Delivery, RequestScope, SpeechService } from './service.ts';
 
@@ -24,7 +25,7 @@ async function respond(ctx: RouteContext, delivery: Delivery): Promise<void> {
 
 export function registerSpeechRoutes(plugin: PluginContext, service: SpeechService): void {
   plugin.route({
-    method: 'POST', path: '/audio/speech', auth: 'required', rateClass: 'speech', name: 'audio_speech', tracked: true, envelope: 'compat', jsonLimit: '512kb',
+    method: 'POST', path: '/audio/speech', auth: 'required', rateClass: 'speech', name: 'audio_speech', tracked: true, envelope: 'compat', jsonLimit: TEXT_BODY_LIMIT,
     handler: async (ctx) => {
       const body = validate(audioSpeechBody, ctx.request.body);
       await respond(ctx, await service.audioSpeech(body, scopeOf(ctx)));
@@ -32,7 +33,7 @@ export function registerSpeechRoutes(plugin: PluginContext, service: SpeechServi
   });
 
   plugin.route({
-    method: 'POST', path: '/tts/stream', auth: 'required', rateClass: 'speech', name: 'tts_stream', tracked: true, jsonLimit: '512kb',
+    method: 'POST', path: '/tts/stream', auth: 'required', rateClass: 'speech', name: 'tts_stream', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     handler: async (ctx) => {
       const body = validate(ttsStreamBody, ctx.request.body);
       await respond(ctx, await service.ttsStream(body, scopeOf(ctx)));
@@ -40,7 +41,7 @@ export function registerSpeechRoutes(plugin: PluginContext, service: SpeechServi
   });
 
   plugin.route({
-    method: 'POST', path: '/agent/speech', auth: 'required', extraKeyHeader: 'x-agent-secret', rateClass: 'speech', name: 'vapi_speech', tracked: true, jsonLimit: '512kb',
+    method: 'POST', path: '/agent/speech', auth: 'required', extraKeyHeader: 'x-agent-secret', rateClass: 'speech', name: 'vapi_speech', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     handler: async (ctx) => {
       const query = validate(agentSpeechQuery, ctx.query);
       const body = validate(agentSpeechBody, ctx.request.body);

@@ -1,0 +1,118 @@
+/**
+ * A small pool of worker threads for pure CPU work (text preparation), so a
+ * long text never holds the event loop that answers every other request.
+ * Hand-written rather than a pool library: the task is one message in, one
+ * message out, and the pool needs exactly four things — a fixed size, a
+ * bounded queue, a deadline that replaces a stuck worker, and idle workers
+ * that never keep the process alive — which this does in a hundred lines
+ * without loading TypeScript workers through a library's own bootstrap.
+ */
+import { Worker } from 'node:worker_threads';
+
+export class PoolBusyError extends Error {
+  constructor() {
+    super('the worker pool queue is full');
+    this.name = 'PoolBusyError';
+  }
+}
+
+export interface WorkerPoolOptions {
+  /** module the workers run; it answers each message with exactly one message */
+  script: URL;
+  size: number;
+  /** tasks waiting beyond this are refused with PoolBusyError */
+  maxQueue: number;
+  /** a task running longer than this is failed and its worker replaced */
+  taskTimeoutMs: number;
+}
+
+interface Task<I, O> {
+  input: I;
+  resolve(output: O): void;
+  reject(err: Error): void;
+}
+
+interface Slot<I, O> {
+  worker: Worker;
+  task: Task<I, O> | null;
+  timer: NodeJS.Timeout | null;
+}
+
+/** Starts a worker on a module; a `.ts` module is loaded through tsx, as the rest of the service is. */
+function startWorker(script: URL): Worker {
+  if (!script.pathname.endsWith('.ts')) return new Worker(script);
+  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); })`;
+  return new Worker(boot, { eval: true });
+}
+
+export class WorkerPool<I, O> {
+  private readonly slots: Array<Slot<I, O>> = [];
+  private readonly queue: Array<Task<I, O>> = [];
+
+  constructor(private readonly options: WorkerPoolOptions) {}
+
+  run(input: I): Promise<O> {
+    if (this.queue.length >= this.options.maxQueue) return Promise.reject(new PoolBusyError());
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Tasks running or waiting, for tests and metrics. */
+  get pending(): number {
+    return this.queue.length + this.slots.filter((s) => s.task).length;
+  }
+
+  async close(): Promise<void> {
+    const slots = this.slots.splice(0);
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.slots.find((s) => s.task === null) ?? this.grow();
+      if (!slot) return;
+      const task = this.queue.shift()!;
+      slot.task = task;
+      slot.worker.ref();
+      slot.timer = setTimeout(() => this.fail(slot, new Error(`worker task exceeded ${this.options.taskTimeoutMs} ms`)), this.options.taskTimeoutMs);
+      slot.worker.postMessage(task.input);
+    }
+  }
+
+  private grow(): Slot<I, O> | null {
+    if (this.slots.length >= this.options.size) return null;
+    const slot: Slot<I, O> = { worker: startWorker(this.options.script), task: null, timer: null };
+    slot.worker.on('message', (output: O) => {
+      const task = this.settle(slot);
+      task?.resolve(output);
+      this.dispatch();
+    });
+    slot.worker.on('error', (err: unknown) => this.fail(slot, err instanceof Error ? err : new Error(String(err))));
+    slot.worker.on('exit', (code) => this.fail(slot, new Error(`worker exited with code ${code}`)));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private settle(slot: Slot<I, O>): Task<I, O> | null {
+    const task = slot.task;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.task = null;
+    slot.timer = null;
+    // An idle worker must not keep the process alive.
+    slot.worker.unref();
+    return task;
+  }
+
+  /** Fails the slot's task, drops the worker (a fresh one starts on demand) and moves the queue on. */
+  private fail(slot: Slot<I, O>, err: Error): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0) return;
+    this.slots.splice(index, 1);
+    const task = this.settle(slot);
+    void slot.worker.terminate();
+    task?.reject(err);
+    this.dispatch();
+  }
+}
