@@ -34,14 +34,22 @@ interface Task<I, O> {
 
 interface Slot<I, O> {
   worker: Worker;
+  /** a worker answers tasks only once its module has loaded (a TypeScript module takes a moment) */
+  ready: boolean;
   task: Task<I, O> | null;
   timer: NodeJS.Timeout | null;
 }
 
-/** Starts a worker on a module; a `.ts` module is loaded through tsx, as the rest of the service is. */
+const READY = '__worker_pool_ready__';
+
+/**
+ * Starts a worker on a module and has it say when the module has loaded; a
+ * `.ts` module is loaded through tsx, as the rest of the service is.
+ */
 function startWorker(script: URL): Worker {
-  if (!script.pathname.endsWith('.ts')) return new Worker(script);
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); })`;
+  const register = script.pathname.endsWith('.ts') ? "import('tsx/esm/api').then(({ register }) => register())" : 'Promise.resolve()';
+  const boot = `${register}.then(() => import(${JSON.stringify(script.href)}))
+    .then(() => require('node:worker_threads').parentPort.postMessage(${JSON.stringify(READY)}))`;
   return new Worker(boot, { eval: true });
 }
 
@@ -70,29 +78,33 @@ export class WorkerPool<I, O> {
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0) {
-      const slot = this.slots.find((s) => s.task === null) ?? this.grow();
-      if (!slot) return;
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (!slot.ready || slot.task) continue;
       const task = this.queue.shift()!;
       slot.task = task;
       slot.worker.ref();
       slot.timer = setTimeout(() => this.fail(slot, new Error(`worker task exceeded ${this.options.taskTimeoutMs} ms`)), this.options.taskTimeoutMs);
       slot.worker.postMessage(task.input);
     }
+    const starting = this.slots.filter((s) => !s.ready).length;
+    for (let more = Math.min(this.queue.length - starting, this.options.size - this.slots.length); more > 0; more--) this.grow();
   }
 
-  private grow(): Slot<I, O> | null {
-    if (this.slots.length >= this.options.size) return null;
-    const slot: Slot<I, O> = { worker: startWorker(this.options.script), task: null, timer: null };
-    slot.worker.on('message', (output: O) => {
-      const task = this.settle(slot);
-      task?.resolve(output);
+  private grow(): void {
+    const slot: Slot<I, O> = { worker: startWorker(this.options.script), ready: false, task: null, timer: null };
+    slot.worker.on('message', (output: O | typeof READY) => {
+      if (!slot.ready && output === READY) {
+        slot.ready = true;
+        slot.worker.unref();
+      } else {
+        this.settle(slot)?.resolve(output as O);
+      }
       this.dispatch();
     });
     slot.worker.on('error', (err: unknown) => this.fail(slot, err instanceof Error ? err : new Error(String(err))));
     slot.worker.on('exit', (code) => this.fail(slot, new Error(`worker exited with code ${code}`)));
     this.slots.push(slot);
-    return slot;
   }
 
   private settle(slot: Slot<I, O>): Task<I, O> | null {
@@ -105,12 +117,16 @@ export class WorkerPool<I, O> {
     return task;
   }
 
-  /** Fails the slot's task, drops the worker (a fresh one starts on demand) and moves the queue on. */
+  /**
+   * Fails the slot's task and drops the worker; a fresh one starts on demand.
+   * A worker that dies before it is ready fails the oldest waiting task, so
+   * a pool that cannot start workers at all refuses tasks instead of retrying forever.
+   */
   private fail(slot: Slot<I, O>, err: Error): void {
     const index = this.slots.indexOf(slot);
     if (index < 0) return;
     this.slots.splice(index, 1);
-    const task = this.settle(slot);
+    const task = slot.ready ? this.settle(slot) : this.queue.shift() ?? null;
     void slot.worker.terminate();
     task?.reject(err);
     this.dispatch();
