@@ -1,6 +1,6 @@
 import test from 'ava';
 import { isMainThread } from 'node:worker_threads';
-import { PoolBusyError, WorkerPool } from '../../core/speechkit/text/worker-pool.ts';
+import { PoolBusyError, WorkerPool } from '../../core/speechkit/worker-pool.ts';
 import { OFF_THREAD_MIN_LENGTH, prepareForRequest, speechTextOffLoop } from '../../core/speechkit/text/speech-text-request.ts';
 import { speechText } from '../../core/speechkit/text/speech-text.ts';
 import { ApiError } from '../../core/errors.ts';

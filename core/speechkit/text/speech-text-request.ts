@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { ApiError } from '../../errors.ts';
 import { MODERATION_MESSAGE } from './refine.ts';
 import { speechText, type SpeechTextInput, type SpeechTextOutcome } from './speech-text.ts';
-import { PoolBusyError, WorkerPool } from './worker-pool.ts';
+import { PoolBusyError, WorkerPool } from '../worker-pool.ts';
 import type { PreparedText } from './prepare.ts';
 import { MAX_EXPANSION } from './prepare.ts';
 

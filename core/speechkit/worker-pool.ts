@@ -7,7 +7,22 @@
  * that never keep the process alive — which this does in a hundred lines
  * without loading TypeScript workers through a library's own bootstrap.
  */
+import { constants, setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
+
+/**
+ * Called by a worker module: lowers the scheduling priority of its thread
+ * (on Linux a thread has its own nice value, and processes it spawns inherit
+ * it), so that on a small machine background CPU work yields to the event
+ * loop answering requests rather than competing with it.
+ */
+export function yieldToEventLoop(): void {
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch {
+    // not permitted here: the work still runs, at normal priority
+  }
+}
 
 export class PoolBusyError extends Error {
   constructor() {
@@ -40,13 +55,14 @@ interface Slot<I, O> {
   timer: NodeJS.Timeout | null;
 }
 
-const READY = '__worker_pool_ready__';
+/** What a worker started by startWorker posts once its module has loaded. */
+export const READY = '__worker_pool_ready__';
 
 /**
  * Starts a worker on a module and has it say when the module has loaded; a
  * `.ts` module is loaded through tsx, as the rest of the service is.
  */
-function startWorker(script: URL): Worker {
+export function startWorker(script: URL): Worker {
   const register = script.pathname.endsWith('.ts') ? "import('tsx/esm/api').then(({ register }) => register())" : 'Promise.resolve()';
   const boot = `${register}.then(() => import(${JSON.stringify(script.href)}))
     .then(() => require('node:worker_threads').parentPort.postMessage(${JSON.stringify(READY)}))`;
