@@ -7,6 +7,9 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { READY, startWorker } from '../../core/speechkit/worker-pool.ts';
+import { SpawnError, spawnCollect, type SpawnResult } from './spawn-collect.ts';
+
+export { SpawnError, type SpawnResult };
 
 export interface SpawnRequest {
   id?: number;
@@ -27,29 +30,19 @@ export interface SpawnReply {
   error?: string;
 }
 
-export interface SpawnResult {
-  stdout: Buffer;
-  stderr: string;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-export class SpawnError extends Error {
-  constructor(readonly code: string) {
-    super(`could not run the process: ${code}`);
-    this.name = 'SpawnError';
-  }
-}
-
 const SCRIPT = new URL('./spawn-worker.ts', import.meta.url);
 
 class SpawnThread {
   private worker: Worker | null = null;
   private ready: Promise<void> | null = null;
+  /** true once the thread has loaded; until then runs are spawned on the calling thread */
+  isReady = false;
+  /** set when the thread failed to load: it is not tried again in this process */
+  unavailable = false;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(result: SpawnResult): void; reject(err: Error): void }>();
 
-  private start(): Promise<void> {
+  start(): Promise<void> {
     if (this.ready) return this.ready;
     const worker = startWorker(SCRIPT);
     this.worker = worker;
@@ -57,10 +50,13 @@ class SpawnThread {
       worker.on('message', (message: SpawnReply | typeof READY) => {
         if (message !== READY) return this.settle(message);
         if (this.pending.size === 0) worker.unref();
+        this.isReady = true;
         resolve();
       });
       const failAll = (err: Error) => {
         reject(err);
+        if (!this.isReady) this.unavailable = true;
+        this.isReady = false;
         this.worker = null;
         this.ready = null;
         for (const [, p] of this.pending) p.reject(err);
@@ -110,8 +106,15 @@ class SpawnThread {
 
 let shared: SpawnThread | null = null;
 
-/** Runs `command` with `input` on stdin off the event loop; `signal` kills it. */
+/**
+ * Runs `command` with `input` on stdin, off the event loop once the spawn
+ * thread is up; the first runs of a process (while the thread loads) and a
+ * thread that cannot start spawn from the calling thread, as before.
+ * `signal` kills the process.
+ */
 export function spawnOffLoop(command: string, args: string[], input: string, signal?: AbortSignal): Promise<SpawnResult> {
   shared ??= new SpawnThread();
-  return shared.run(command, args, input, signal);
+  if (shared.isReady) return shared.run(command, args, input, signal);
+  if (!shared.unavailable) shared.start().catch(() => undefined);
+  return spawnCollect(command, args, input, signal);
 }

@@ -1,49 +1,29 @@
 /**
  * Worker-thread side of spawn-thread.ts: runs child processes for the main
  * thread. fork() of a large process blocks its caller for tens of
- * milliseconds; here it blocks this thread, not the event loop.
+ * milliseconds; here it blocks this thread, not the event loop. The thread
+ * keeps normal priority: its children (the synthesis itself) inherit it,
+ * and time to first audio must not suffer.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { parentPort } from 'node:worker_threads';
-import { yieldToEventLoop } from '../../core/speechkit/worker-pool.ts';
+import { SpawnError, spawnCollect } from './spawn-collect.ts';
 import type { SpawnReply, SpawnRequest } from './spawn-thread.ts';
 
-yieldToEventLoop();
-
-const children = new Map<number, ChildProcess>();
-
-function reply(message: SpawnReply, transfer: ArrayBuffer[] = []): void {
-  parentPort!.postMessage(message, transfer);
-}
+const running = new Map<number, AbortController>();
 
 parentPort!.on('message', (request: SpawnRequest) => {
   if (request.kill !== undefined) {
-    children.get(request.kill)?.kill('SIGKILL');
+    running.get(request.kill)?.abort();
     return;
   }
-  const { id, command, args, input } = request;
-  const out: Buffer[] = [];
-  let stderr = '';
-  let child: ChildProcess;
-  try {
-    child = spawn(command!, args!, { stdio: ['pipe', 'pipe', 'pipe'] });
-  } catch (err) {
-    reply({ id: id!, error: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
-    return;
-  }
-  children.set(id!, child);
-  child.stdout!.on('data', (d: Buffer) => out.push(d));
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  child.on('error', (err: NodeJS.ErrnoException) => {
-    children.delete(id!);
-    reply({ id: id!, error: err.code ?? err.message });
-  });
-  child.on('close', (code, sig) => {
-    if (!children.delete(id!)) return;
-    const stdout = Buffer.concat(out);
-    const bytes = stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length) as ArrayBuffer;
-    reply({ id: id!, stdout: bytes, stderr, code, signal: sig }, [bytes]);
-  });
-  child.stdin!.on('error', () => undefined);
-  child.stdin!.end(input, 'utf8');
+  const id = request.id!;
+  const controller = new AbortController();
+  running.set(id, controller);
+  spawnCollect(request.command!, request.args!, request.input!, controller.signal).then(
+    (result) => {
+      const bytes = result.stdout.buffer.slice(result.stdout.byteOffset, result.stdout.byteOffset + result.stdout.length) as ArrayBuffer;
+      parentPort!.postMessage({ id, stdout: bytes, stderr: result.stderr, code: result.code, signal: result.signal } satisfies SpawnReply, [bytes]);
+    },
+    (err: unknown) => parentPort!.postMessage({ id, error: err instanceof SpawnError ? err.code : String(err) } satisfies SpawnReply),
+  ).finally(() => running.delete(id));
 });
