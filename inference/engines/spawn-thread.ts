@@ -118,3 +118,12 @@ export function spawnOffLoop(command: string, args: string[], input: string, sig
   if (!shared.unavailable) shared.start().catch(() => undefined);
   return spawnCollect(command, args, input, signal);
 }
+
+/**
+ * Starts loading the spawn thread now (an engine calls it when it is built,
+ * at start-up), so the thread's module loading never overlaps live streams.
+ */
+export function warmSpawnThread(): void {
+  shared ??= new SpawnThread();
+  if (!shared.unavailable) shared.start().catch(() => undefined);
+}
