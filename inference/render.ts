@@ -19,11 +19,30 @@ import { EncoderUnavailableError } from '../core/speechkit/audio/ffmpeg.ts';
 import { isAbortError } from '../core/speechkit/abort.ts';
 import { VoiceConfigError } from './engines/piper-config.ts';
 import { ModerationRefusal } from '../core/speechkit/text/moderation.ts';
-import { prepareText } from '../core/speechkit/text/prepare.ts';
-import { refineForRequest } from '../core/speechkit/text/refine.ts';
+import { speechTextOffLoop } from '../core/speechkit/text/speech-text-request.ts';
 
 /** Jobs are stored as 48 kHz WAV, the service's default rate (SPEC "What the service does"). */
 export const JOB_SAMPLE_RATE = 48000;
+
+/**
+ * A job whose text has nothing to speak, or whose engine returned no samples:
+ * final, and refunded like any failure (SPEC billing rule 3: no audio, no charge).
+ */
+export class NoAudioError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoAudioError';
+  }
+}
+
+/** The job's text as the engine reads it, prepared off the event loop; refusals become final failures. */
+async function jobText(job: JobRecord, moderationTerms: readonly string[]): Promise<string> {
+  const outcome = await speechTextOffLoop({ text: job.text, aiRefine: job.aiRefine, moderationTerms, sourceCharacters: job.textLength });
+  if (outcome.kind === 'moderation') throw new ModerationRefusal([]);
+  if (outcome.kind === 'expansion') throw new RangeError(`the text would be read as ${outcome.characters} characters, over the limit of ${outcome.limit}`);
+  if (outcome.chunks.length === 0) throw new NoAudioError('The text contains nothing that can be spoken.');
+  return outcome.text;
+}
 
 export interface RenderedJobAudio {
   /** blob key of the finished WAV */
@@ -51,20 +70,18 @@ export async function renderJobToBlob(
   const voice = await services.catalog.resolve({
     voice: job.voiceId, engine: job.engine, accountId: job.accountId, allowClones: true, param: 'voiceId',
   });
-  const text = job.aiRefine ? refineForRequest(job.text, services.config.moderationTerms).text : job.text;
-  const prepared = prepareText(text);
+  const text = await jobText(job, services.config.moderationTerms);
   const scratchKey = `${audioKey}.pcm.part`;
   const pcm = new PassThrough();
   const stored = services.blobs.put(scratchKey, pcm, 'application/octet-stream');
   let bytes = 0;
   try {
-    if (prepared.chunks.length > 0) {
-      const request = { text: prepared.text, voice, speed: job.speed, sampleRate: JOB_SAMPLE_RATE, signal: options.signal };
-      for await (const chunk of services.engine.synthesize(request)) {
-        bytes += chunk.pcm.length;
-        await writeWithBackPressure(pcm, chunk.pcm);
-      }
+    const request = { text, voice, speed: job.speed, sampleRate: JOB_SAMPLE_RATE, signal: options.signal };
+    for await (const chunk of services.engine.synthesize(request)) {
+      bytes += chunk.pcm.length;
+      await writeWithBackPressure(pcm, chunk.pcm);
     }
+    if (bytes === 0) throw new NoAudioError('The engine produced no audio for this text.');
     pcm.end();
     await stored;
     const scratch = await services.blobs.open(scratchKey);
@@ -96,6 +113,7 @@ export function classifyRenderError(err: unknown): RenderFailure {
   if (err instanceof ModerationRefusal || (err instanceof DomainError && err.kind === 'unprocessable')) {
     return { code: 'content_rejected', message: 'The text was refused by content moderation.', retryable: false };
   }
+  if (err instanceof NoAudioError) return { code: 'synthesis_failed', message, retryable: false };
   if (err instanceof VoiceConfigError) return { code: 'synthesis_unavailable', message, retryable: false };
   if (err instanceof EngineUnavailableError || err instanceof EncoderUnavailableError) {
     return { code: 'synthesis_unavailable', message, retryable: true };

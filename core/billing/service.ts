@@ -50,6 +50,12 @@ export interface BillingService {
   /** characters as billed and the token price */
   price(input: { text: string; engine: string; aiRefine: boolean }): { characters: number; tokens: number };
   priceCharacters(input: { characters: number; engine: string; aiRefine: boolean }): number;
+  /**
+   * Throws the SPEC refusal `charge` would throw when no grant can pay
+   * `tokens` now, without charging: a cheap read that lets a route refuse
+   * before any expensive work. `charge` still decides (a race may change it).
+   */
+  assess(input: { payer: Payer; engine: string; tokens: number }): Promise<void>;
   /** charges one grant or throws the SPEC refusal */
   charge(input: { payer: Payer; engine: string; tokens: number; route: string; requestId: string | null }): Promise<Charge>;
   /** returns the charge to its payer; idempotent per charge */
@@ -120,6 +126,16 @@ export function createBillingService(deps: BillingDeps): BillingService {
       return { characters, tokens: priceCharacters({ characters, engine: input.engine, aiRefine: input.aiRefine }) };
     },
     priceCharacters,
+
+    async assess(input) {
+      const now = clock();
+      const w = capWindows(now, deps.timezoneOffsetMinutes);
+      const { own, all } = await loadGrants(input.payer);
+      const candidates = payerCandidates(own, all, input.engine, now);
+      if (candidates.some((grant) => assessGrant(grant, input.tokens, input.engine, now, w).canPay)) return;
+      const ownAssessment = own ? assessGrant(own, input.tokens, input.engine, now, w) : null;
+      throw refusalFor(ownAssessment, candidates.some((g) => g.id !== own?.id), input.tokens);
+    },
 
     async charge(input) {
       for (let attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {

@@ -1,19 +1,58 @@
 import Router from '@koa/router';
 import type { Blobs } from '../ports/blobs.ts';
+import type { JobsStore } from '../ports/jobs.ts';
 import type { DownloadLinks } from '../downloads.ts';
+import type { BillingService } from '../billing/service.ts';
+import type { Logger } from '../logger.ts';
 import { ApiError } from '../errors.ts';
+import { inspectStoredAudio } from '../speechkit/audio/stored.ts';
+
+export interface FileDeps {
+  downloads: DownloadLinks;
+  blobs: Blobs;
+  jobs: JobsStore;
+  billing: BillingService;
+  logger: Logger;
+}
+
+/** Blob keys that name the job whose audio they hold: `jobs/<id>.wav` (rendered) and `speech/<id>.<ext>` (saved copies). */
+const OWNING_JOB = /^(?:jobs|speech)\/(job_[0-9a-f-]{36})\.[a-z0-9]+$/;
+
+/**
+ * A stored file that fails its check is never served: it is removed, the
+ * job that paid for it is refunded (once per charge), and the download
+ * answers 410 AUDIO_DAMAGED in the native envelope, telling the caller to
+ * submit again (a damaged file is never a cache hit, so that renders afresh).
+ */
+async function discardDamagedAudio(deps: FileDeps, key: string): Promise<never> {
+  deps.logger.error('stored audio is damaged; removing it', { key });
+  await deps.blobs.delete(key).catch((err: unknown) => deps.logger.warn('damaged audio not removed', { key, err: err as Error }));
+  const jobId = OWNING_JOB.exec(key)?.[1];
+  const job = jobId ? await deps.jobs.get(jobId) : null;
+  let refunded = false;
+  if (job?.charge && !job.refunded) {
+    refunded = await deps.billing.refund(job.charge);
+    await deps.jobs.markRefunded(job.id);
+  }
+  const paid = refunded ? ' and its tokens were refunded' : '';
+  throw new ApiError(410, `The audio file behind this link was damaged in storage; it has been removed${paid}. Submit the text again to render it afresh.`, {
+    code: 'AUDIO_DAMAGED',
+  });
+}
 
 /** `GET /files/<key>?expires=&signature=`: presigned downloads, whatever adapter stores the blob. */
-export function fileRoutes(downloads: DownloadLinks, blobs: Blobs): Router {
+export function fileRoutes(deps: FileDeps): Router {
   const router = new Router();
   router.get('/files/*key', async (ctx) => {
     const raw = ctx.params.key as unknown;
     const key = Array.isArray(raw) ? raw.join('/') : String(raw);
     const { expires, signature } = ctx.query;
-    if (typeof expires !== 'string' || typeof signature !== 'string' || !downloads.verify(key, expires, signature)) {
+    if (typeof expires !== 'string' || typeof signature !== 'string' || !deps.downloads.verify(key, expires, signature)) {
       throw new ApiError(403, 'This download link is invalid or has expired. Request a fresh link.', { code: 'LINK_EXPIRED' });
     }
-    const blob = await blobs.open(key);
+    const state = await inspectStoredAudio(deps.blobs, key);
+    if (state === 'corrupt') await discardDamagedAudio(deps, key);
+    const blob = state === 'ok' ? await deps.blobs.open(key) : null;
     if (!blob) throw new ApiError(404, 'The file behind this link no longer exists.', { code: 'FILE_NOT_FOUND' });
     ctx.type = blob.info.contentType;
     ctx.length = blob.info.size;

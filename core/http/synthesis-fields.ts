@@ -1,8 +1,17 @@
 import Joi from 'joi';
 import { EMOTIONS } from '../../config/emotions.ts';
+import { countCharacters } from '../billing/pricing.ts';
+import { hasLongCombiningRun, MAX_COMBINING_RUN } from '../speechkit/text/unicode.ts';
 
 /** SPEC Limits: text of `/tts` and `/tts/stream`. */
 export const MAX_TEXT_CHARS = 50_000;
+
+/**
+ * JSON body limit of the synthesis routes: 50,000 characters may arrive as
+ * up to 150,000 decomposed code points, each up to 6 bytes as a JSON escape
+ * (or 12 for an astral character), so 512 kB would refuse valid texts.
+ */
+export const TEXT_BODY_LIMIT = '1mb';
 
 /** The native synthesis fields SPEC gives `POST /tts` and `POST /tts/stream` alike. */
 export interface NativeSynthesisBody {
@@ -14,12 +23,31 @@ export interface NativeSynthesisBody {
   aiRefine: boolean;
 }
 
-export function textField(name: string) {
-  return Joi.string().max(MAX_TEXT_CHARS).required().messages({
-    'any.required': `${name} is required`,
-    'string.empty': `${name} must not be empty`,
-    'string.max': `${name} must be at most ${MAX_TEXT_CHARS} characters`,
-  });
+/** NFC can turn one code unit into up to three code points; shorter strings cannot pass the limit. */
+const NFC_MAX_GROWTH = 3;
+
+/**
+ * A synthesis text field. Its length is counted as billing counts it
+ * (SPEC: characters after NFC, i.e. code points), not in UTF-16 units, so an
+ * emoji is one character and decomposed Vietnamese counts as composed.
+ * A run of more than 30 combining marks is refused first: no language needs
+ * one, and normalising it is quadratic (see core/speechkit/text/unicode.ts).
+ */
+export function textField(name: string, options: { trim?: boolean } = {}) {
+  const base = options.trim ? Joi.string().trim() : Joi.string();
+  return base
+    .required()
+    .custom((value: string, helpers) => {
+      if (hasLongCombiningRun(value)) return helpers.error('text.marks');
+      if (value.length * NFC_MAX_GROWTH > MAX_TEXT_CHARS && countCharacters(value) > MAX_TEXT_CHARS) return helpers.error('text.max');
+      return value;
+    })
+    .messages({
+      'any.required': `${name} is required`,
+      'string.empty': `${name} must not be empty`,
+      'text.max': `${name} must be at most ${MAX_TEXT_CHARS} characters`,
+      'text.marks': `${name} has a run of more than ${MAX_COMBINING_RUN} combining marks`,
+    });
 }
 
 /** Joi keys of the native synthesis fields, to extend with route-specific ones. */

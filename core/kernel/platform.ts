@@ -96,14 +96,15 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
   let server: http.Server | null = null;
   let url: string | null = null;
   if (config.roles.includes('api')) {
-    const [keys, counters, billing, bus, downloads, blobs] = await Promise.all([
+    const [keys, counters, billing, bus, downloads, blobs, jobs] = await Promise.all([
       registry.get(coreServices.keys, 'core'), registry.get(coreServices.counters, 'core'), registry.get(coreServices.billing, 'core'),
       registry.get(coreServices.bus, 'core'), registry.get(coreServices.downloads, 'core'), registry.get(coreServices.blobs, 'core'),
+      registry.get(coreServices.jobs, 'core'),
     ]);
     const app = buildKoaApp({ config, logger, metrics, keys, counters, billing, bus }, {
       routes: wired.routes,
       mounts: wired.mounts,
-      coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes(downloads, blobs)],
+      coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger })],
       drain,
     });
     server = http.createServer(app.callback());

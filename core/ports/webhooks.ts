@@ -139,8 +139,9 @@ export interface WebhooksStore {
   deleteEndpoint(id: string): Promise<boolean>;
   setEndpointStatus(id: string, status: WebhookEndpointStatus): Promise<boolean>;
   /**
-   * Makes `secret` current. Secrets that were current get `previousExpiresAt`;
-   * secrets already expired at `now` are dropped. Null when the endpoint is gone.
+   * Makes `secret` current; the secret that was current stays live until
+   * `previousExpiresAt`, and every older one is dropped (at most two live
+   * secrets: core/adapters/webhooks/secrets.ts). Null when the endpoint is gone.
    */
   rotateSecret(id: string, secret: WebhookSecret, previousExpiresAt: string, now: string): Promise<WebhookEndpoint | null>;
 

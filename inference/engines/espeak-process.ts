@@ -2,7 +2,7 @@
  * One espeak-ng run: text on stdin, WAV on stdout. The child is killed the
  * moment the signal fires so an abandoned request frees its CPU at once.
  */
-import { spawn } from 'node:child_process';
+import { SpawnError, spawnOffLoop } from './spawn-thread.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { wavData } from '../../core/speechkit/audio/wav.ts';
 import { abortError } from '../../core/speechkit/abort.ts';
@@ -20,38 +20,31 @@ interface RunResult {
   stderr: string;
 }
 
-/** Runs espeak-ng with arguments and stdin text; rejects with AbortError when aborted. */
-export function runEspeakRaw(binary: string, args: string[], input: string, signal?: AbortSignal): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let stderr = '';
-    let settled = false;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const onAbort = () => {
-      child.kill('SIGKILL');
-      settle(() => reject(abortError(signal)));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', (err: NodeJS.ErrnoException) => settle(() => reject(
-      err.code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found (${binary})`) : err,
-    )));
-    child.on('close', (code, sig) => settle(() => {
-      if (code === 0) resolve({ stdout: Buffer.concat(out), stderr });
-      else reject(new Error(`espeak-ng exited with ${code ?? sig}: ${stderr.trim().slice(0, 300)}`));
-    }));
-    // EPIPE when the child dies early is reported through 'close' instead.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input, 'utf8');
+/**
+ * Runs espeak-ng with arguments and stdin text; rejects with AbortError when
+ * aborted (the child is killed). The process is spawned from a worker thread
+ * (spawn-thread.ts) so that forking never blocks the event loop.
+ */
+export async function runEspeakRaw(binary: string, args: string[], input: string, signal?: AbortSignal): Promise<RunResult> {
+  if (signal?.aborted) throw abortError(signal);
+  let aborted: () => void = () => undefined;
+  const abort = new Promise<never>((_, reject) => {
+    aborted = () => reject(abortError(signal));
+    signal?.addEventListener('abort', aborted, { once: true });
   });
+  abort.catch(() => undefined);
+  try {
+    const result = await Promise.race([spawnOffLoop(binary, args, input, signal), abort]);
+    if (result.code === 0) return { stdout: result.stdout, stderr: result.stderr };
+    throw new Error(`espeak-ng exited with ${result.code ?? result.signal}: ${result.stderr.trim().slice(0, 300)}`);
+  } catch (err) {
+    if (err instanceof SpawnError) {
+      throw err.code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found (${binary})`) : new Error(`espeak-ng could not run: ${err.code}`);
+    }
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', aborted);
+  }
 }
 
 export interface EspeakVoiceArgs {

@@ -9,6 +9,7 @@ import type { CueTag } from '../../core/speechkit/text/cues.ts';
 import { linkedController } from '../../core/speechkit/abort.ts';
 import { DEFAULT_CUE_PAUSE_MS, synthesizeChunks } from './chunked.ts';
 import { DEFAULT_ESPEAK_BINARY, renderEspeak, runEspeakRaw, type EspeakVoiceArgs } from './espeak-process.ts';
+import { warmSpawnThread } from './spawn-thread.ts';
 
 export interface EspeakEngineOptions {
   binary?: string;
@@ -49,6 +50,7 @@ export class EspeakEngine implements SpeechEngine {
     this.lookahead = options.lookahead ?? 1;
     this.cuePauseMs = { ...DEFAULT_CUE_PAUSE_MS, ...options.cuePauseMs };
     this.baseWpm = options.baseWordsPerMinute ?? 165;
+    warmSpawnThread();
   }
 
   async *synthesize(request: SynthesisRequest): AsyncGenerator<PcmChunk> {

@@ -20,6 +20,7 @@ export default definePlugin({
     publisher: coreServices.publisher([TOPICS.jobs]),
     counters: coreServices.counters,
     config: coreServices.config,
+    logger: coreServices.logger,
   },
   register({ deps, route }) {
     registerJobRoutes(route, deps.counters.idempotency, createJobsService(deps));

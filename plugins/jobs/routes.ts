@@ -1,6 +1,7 @@
 import type { RouteRegistrar } from '../../core/plugin.ts';
 import type { IdempotencyStore } from '../../core/ports/counters.ts';
 import { runIdempotent } from '../../core/http/idempotency.ts';
+import { TEXT_BODY_LIMIT } from '../../core/http/synthesis-fields.ts';
 import { batchQuery, submitJobBody, type SubmitJobBody } from './schemas.ts';
 import type { createJobsService } from './service.ts';
 
@@ -8,7 +9,7 @@ type JobsService = ReturnType<typeof createJobsService>;
 
 export function registerJobRoutes(route: RouteRegistrar, idempotency: IdempotencyStore, service: JobsService): void {
   route<SubmitJobBody, unknown>({
-    method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: '512kb',
+    method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     summary: 'Submit a speech job',
     request: { body: submitJobBody },
     handler: async (ctx, { body }) => {

@@ -5,24 +5,30 @@ import type { Blobs } from '../../core/ports/blobs.ts';
 import type { VoiceCatalog } from '../../core/catalog.ts';
 import type { DownloadLinks } from '../../core/downloads.ts';
 import type { Publisher } from '../../core/services.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Config } from '../../config/load.ts';
 import type { BillingService, RequestBilling } from '../../core/billing/service.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import { DomainError } from '../../core/errors.ts';
-import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
-import { countCharacters } from '../../core/billing/pricing.ts';
-import { refineForRequest } from '../../core/speechkit/text/refine.ts';
+import { preflightSynthesis } from '../../core/http/synthesis-preflight.ts';
+import { prepareForRequest } from '../../core/speechkit/text/speech-text-request.ts';
+import { inspectStoredAudio } from '../../core/speechkit/audio/stored.ts';
 import type { SubmitJobBody } from './schemas.ts';
 import { jobView, JOB_LINK_TTL_SECONDS } from './view.ts';
 
 export const QUEUE_RETRY_SECONDS = 15;
 
-/** Identical requests share audio: same text, voice, speed, emotion and engine. */
-export function cacheKeyOf(input: { text: string; voiceId: string; speed: number; emotion: string; engine: string }): string {
+/**
+ * Identical requests of one account share audio: same account, text, voice,
+ * speed, emotion and engine. The account is part of the key so that no
+ * tenant can learn, from an instant `completed` or a link, that another one
+ * rendered a text; the cost is one render per account and text.
+ */
+export function cacheKeyOf(input: { accountId: string; text: string; voiceId: string; speed: number; emotion: string; engine: string }): string {
   return createHash('sha256')
-    .update(JSON.stringify([input.engine, input.voiceId, input.speed, input.emotion, input.text.normalize('NFC')]))
+    .update(JSON.stringify([input.accountId, input.engine, input.voiceId, input.speed, input.emotion, input.text.normalize('NFC')]))
     .digest('hex');
 }
 
@@ -42,10 +48,20 @@ export interface JobsDeps {
   downloads: DownloadLinks;
   publisher: Publisher;
   config: Config;
+  logger: Logger;
 }
 
 export function createJobsService(deps: JobsDeps) {
   const { jobs, catalog, publisher, downloads, config } = deps;
+
+  /** A cache hit is served (and charged) only when its file is intact; a damaged one is rendered afresh. */
+  async function usableCachedAudio(cacheKey: string) {
+    const cached = await jobs.findCached(cacheKey);
+    if (!cached || !(cached.durationSeconds > 0)) return null;
+    const state = await inspectStoredAudio(deps.blobs, cached.audioKey);
+    if (state === 'corrupt') deps.logger.warn('cached audio is damaged; rendering afresh', { audioKey: cached.audioKey });
+    return state === 'ok' ? cached : null;
+  }
 
   async function queueInfo(job: JobRecord) {
     if (job.status !== 'queued') return null;
@@ -55,12 +71,13 @@ export function createJobsService(deps: JobsDeps) {
 
   return {
     async submit(body: SubmitJobBody, c: SubmitContext): Promise<{ status: number; body: Record<string, unknown> }> {
-      enforceTestKeyWordCap(c.auth, body.text);
       validateReadableText(body.text);
       const engine = catalog.resolveEngine(body.engine);
       const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: c.auth.accountId, allowClones: true, param: 'voiceId' });
       Object.assign(c.outcome, { voice: voice.id, voiceName: voice.name, engine });
-      if (body.aiRefine) refineForRequest(body.text, config.moderationTerms);
+      // Cheap refusals first (word cap, a payer that cannot pay at all), before any preparation work.
+      const { characters, tokens } = await preflightSynthesis(deps.billing, c.auth, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
+      c.outcome.characters = characters;
 
       // Queue limits come before billing: a queue-full refusal moves no money.
       if ((await jobs.countActive()) >= config.limits.queueMaxDepth) {
@@ -72,12 +89,12 @@ export function createJobsService(deps: JobsDeps) {
         });
       }
 
-      const characters = countCharacters(body.text);
-      const tokens = deps.billing.priceCharacters({ characters, engine, aiRefine: body.aiRefine });
-      c.outcome.characters = characters;
-      const cacheKey = cacheKeyOf({ text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });
-      const cached = await jobs.findCached(cacheKey);
-      const cachedPresent = cached && (await deps.blobs.exists(cached.audioKey)) ? cached : null;
+      // The worker prepares the text again when it renders; here it is prepared to refuse, before billing,
+      // text with nothing to speak, text that reads far longer than it bills, and (aiRefine) moderated text.
+      await prepareForRequest({ text: body.text, aiRefine: body.aiRefine, moderationTerms: config.moderationTerms, sourceCharacters: characters, param: 'text' });
+
+      const cacheKey = cacheKeyOf({ accountId: c.auth.accountId, text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });
+      const cachedPresent = await usableCachedAudio(cacheKey);
 
       const charge = await c.billing.charge({ engine, tokens });
       const now = new Date().toISOString();

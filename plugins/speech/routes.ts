@@ -1,4 +1,5 @@
 import type { RouteContext, RouteRegistrar } from '../../core/plugin.ts';
+import { TEXT_BODY_LIMIT } from '../../core/http/synthesis-fields.ts';
 import { agentSpeechBody, agentSpeechQuery, audioSpeechBody, ttsStreamBody, type AgentSpeechBody, type AgentSpeechQuery, type AudioSpeechBody, type TtsStreamBody } from './schemas.ts';
 import type { Delivery, RequestScope, SpeechService } from './service.ts';
 
@@ -23,7 +24,7 @@ async function respond(ctx: RouteContext, delivery: Delivery): Promise<void> {
 
 export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechService): void {
   route<AudioSpeechBody, unknown>({
-    method: 'POST', path: '/audio/speech', auth: 'required', rateClass: 'speech', name: 'audio_speech', tracked: true, envelope: 'compat', jsonLimit: '512kb',
+    method: 'POST', path: '/audio/speech', auth: 'required', rateClass: 'speech', name: 'audio_speech', tracked: true, envelope: 'compat', jsonLimit: TEXT_BODY_LIMIT,
     summary: 'Speech in the response (compatible with the widely used speech endpoint)',
     request: { body: audioSpeechBody },
     handler: async (ctx, { body }) => {
@@ -32,7 +33,7 @@ export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechServi
   });
 
   route<TtsStreamBody, unknown>({
-    method: 'POST', path: '/tts/stream', auth: 'required', rateClass: 'speech', name: 'tts_stream', tracked: true, jsonLimit: '512kb',
+    method: 'POST', path: '/tts/stream', auth: 'required', rateClass: 'speech', name: 'tts_stream', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     summary: 'Low-latency framed audio stream',
     request: { body: ttsStreamBody },
     handler: async (ctx, { body }) => {
@@ -41,7 +42,7 @@ export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechServi
   });
 
   route<AgentSpeechBody, AgentSpeechQuery>({
-    method: 'POST', path: '/agent/speech', auth: 'required', extraKeyHeader: 'x-agent-secret', rateClass: 'speech', name: 'vapi_speech', tracked: true, jsonLimit: '512kb',
+    method: 'POST', path: '/agent/speech', auth: 'required', extraKeyHeader: 'x-agent-secret', rateClass: 'speech', name: 'vapi_speech', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     summary: 'Custom-voice webhook for voice-agent platforms: raw PCM',
     request: { body: agentSpeechBody, query: agentSpeechQuery },
     handler: async (ctx, { body, query }) => {

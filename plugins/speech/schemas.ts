@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { MAX_TEXT_CHARS, nativeSynthesisKeys, textField, type NativeSynthesisBody } from '../../core/http/synthesis-fields.ts';
+import { nativeSynthesisKeys, textField, type NativeSynthesisBody } from '../../core/http/synthesis-fields.ts';
 import { ALLOWED_SAMPLE_RATES, AUDIO_FORMATS, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
 /** Rates the voice-agent platform asks for (SPEC POST /agent/speech). */
@@ -93,10 +93,7 @@ export const agentSpeechBody = Joi.object<AgentSpeechBody>({
       'any.only': '"message.type" must be "voice-request"',
       'any.required': '"message.type" is required and must be "voice-request"',
     }),
-    text: Joi.string().trim().max(MAX_TEXT_CHARS).required().messages({
-      'string.empty': '"message.text" must not be empty',
-      'any.required': '"message.text" is required',
-    }),
+    text: textField('"message.text"', { trim: true }),
     sampleRate: Joi.number().valid(...AGENT_SAMPLE_RATES).required().messages({
       'any.only': `"message.sampleRate" must be one of ${AGENT_SAMPLE_RATES.join(', ')}`,
       'any.required': `"message.sampleRate" is required (${AGENT_SAMPLE_RATES.join(', ')})`,

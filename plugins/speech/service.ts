@@ -18,10 +18,9 @@ import type { AuthContext } from '../../core/http/auth.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import type { VoiceProfile } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
-import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
+import { preflightSynthesis, type SynthesisPrice } from '../../core/http/synthesis-preflight.ts';
 import { CONTENT_TYPES, canEncode } from '../../core/speechkit/audio/index.ts';
-import { prepareText } from '../../core/speechkit/text/index.ts';
-import { refineForRequest } from '../../core/speechkit/text/refine.ts';
+import { prepareForRequest } from '../../core/speechkit/text/speech-text-request.ts';
 import type { AgentSpeechBody, AgentSpeechQuery, AudioSpeechBody, TtsStreamBody } from './schemas.ts';
 import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from './options.ts';
 import { chargeAndStart, settleRun, type BillingScope, type EarlyFailure, type StartedRun } from './billing-run.ts';
@@ -80,12 +79,18 @@ export function createSpeechService(services: SpeechDeps) {
   const silentFor = (seconds: number) => () =>
     new ApiError(503, withRefund(`No audio was produced within ${seconds} seconds. Retry shortly`), { usageCode: 'synthesis_timeout' });
 
-  /** Text as the engine reads it: refined when asked, always prepared; 400 when nothing is speakable. */
-  function speakable(text: string, aiRefine: boolean, param: string): string {
-    const source = aiRefine ? refineForRequest(text, config.moderationTerms).text : text;
-    const prepared = prepareText(source);
-    if (prepared.chunks.length === 0) throw new ApiError(400, `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
-    return prepared.text;
+  /**
+   * The checks before billing, cheapest first: the word cap and whether any
+   * grant can pay (a few reads), then the text as the engine reads it
+   * (refined when asked, always prepared, off the event loop when long):
+   * 400 when nothing is speakable or it would read far longer than it bills.
+   */
+  async function admit(scope: RequestScope, input: { text: string; engine: string; aiRefine: boolean; param: string }): Promise<{ price: SynthesisPrice; text: string }> {
+    const price = await preflightSynthesis(services.billing, scope.auth, input);
+    const prepared = await prepareForRequest({
+      text: input.text, aiRefine: input.aiRefine, moderationTerms: config.moderationTerms, sourceCharacters: price.characters, param: input.param,
+    });
+    return { price, text: prepared.text };
   }
 
   function annotate(outcome: OutcomeAnnotation, voice: VoiceProfile, engine: string, characters: number): void {
@@ -122,15 +127,13 @@ export function createSpeechService(services: SpeechDeps) {
   return {
     async audioSpeech(body: AudioSpeechBody, scope: RequestScope): Promise<Delivery> {
       const engine = compatEngine(body, catalog);
-      enforceTestKeyWordCap(scope.auth, body.input, 'input');
       checkStreamFormat(body.stream_format, body.response_format ?? 'mp3');
       const output = chooseOutput({
         format: body.response_format, sampleRate: body.sample_rate, defaultFormat: 'mp3', pcmDefaultRate: COMPAT_PCM_RATE,
         params: { format: 'response_format', sampleRate: 'sample_rate' },
       }, canEncode);
       const voice = await catalog.resolve({ voice: body.voice, engine, accountId: scope.auth.accountId, allowClones: false, param: 'voice' });
-      const text = speakable(body.input, body.aiRefine, 'input');
-      const price = services.billing.price({ text: body.input, engine, aiRefine: body.aiRefine });
+      const { price, text } = await admit(scope, { text: body.input, engine, aiRefine: body.aiRefine, param: 'input' });
       annotate(scope.outcome, voice, engine, price.characters);
 
       const sink = new ResponseSink(scope.out, abandonMs);
@@ -178,14 +181,12 @@ export function createSpeechService(services: SpeechDeps) {
       if (!catalog.engines().find((e) => e.key === engine)?.features.includes('stream')) {
         throw new ApiError(400, `Engine ${engine} does not stream; use POST /tts.`, { param: 'engine', code: 'STREAM_UNSUPPORTED' });
       }
-      enforceTestKeyWordCap(scope.auth, body.text);
       const output = chooseOutput({
         format: body.outputFormat, sampleRate: body.sampleRate, defaultFormat: 'wav', pcmDefaultRate: 48_000,
         params: { format: 'outputFormat', sampleRate: 'sampleRate' },
       }, canEncode);
       const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: scope.auth.accountId, allowClones: true, param: 'voiceId' });
-      const text = speakable(body.text, body.aiRefine, 'text');
-      const price = services.billing.price({ text: body.text, engine, aiRefine: body.aiRefine });
+      const { price, text } = await admit(scope, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
       annotate(scope.outcome, voice, engine, price.characters);
 
       const slots: HeldSlots = await acquireStreamSlots(services.counters.slots, scope.auth.grantId, config.limits);
@@ -227,11 +228,9 @@ export function createSpeechService(services: SpeechDeps) {
     async agentSpeech(query: AgentSpeechQuery, body: AgentSpeechBody, scope: RequestScope): Promise<Delivery> {
       const engine = catalog.resolveEngine(query.engine);
       const { text: input, sampleRate } = body.message;
-      enforceTestKeyWordCap(scope.auth, input, 'message.text');
       const voice = await catalog.resolve({ voice: query.voiceId, engine, accountId: scope.auth.accountId, allowClones: false, param: 'voiceId' });
       // SPEC: aiRefine is never applied on this route.
-      const text = speakable(input, false, 'message.text');
-      const price = services.billing.price({ text: input, engine, aiRefine: false });
+      const { price, text } = await admit(scope, { text: input, engine, aiRefine: false, param: 'message.text' });
       annotate(scope.outcome, voice, engine, price.characters);
 
       const sink = new ResponseSink(scope.out, abandonMs);

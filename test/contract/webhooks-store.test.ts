@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import { openEmbeddedDb, openMemoryDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteWebhooks } from '../../core/adapters/webhooks/sqlite.ts';
 import { createMongoWebhooks } from '../../core/adapters/webhooks/mongo.ts';
+import { rotatedSecrets } from '../../core/adapters/webhooks/secrets.ts';
 import type { JobEvent } from '../../core/ports/job-events.ts';
 import type { AttemptRecord, ClaimRequest, NewDelivery, WebhookEndpoint, WebhooksStore } from '../../core/ports/webhooks.ts';
 
@@ -82,6 +83,20 @@ function webhooksContract(adapter: string, open: Open): void {
     t.deepEqual(second?.secrets.map((s) => [s.secret, s.expiresAt]), [['whsec_third', null], ['whsec_second', iso(later + day)]]);
     t.deepEqual((await store.getEndpoint('we_r'))?.secrets, second?.secrets);
     t.is(await store.rotateSecret('we_missing', { secret: 'x', createdAt: iso(T0), expiresAt: null }, iso(T0), iso(T0)), null);
+  });
+
+  it('"the previous one verifies for 24 more hours": twenty quick rotations leave exactly the current secret and the one before it', async (store, t) => {
+    await store.createEndpoint(endpoint({ id: 'we_many' }));
+    const day = 24 * 3600_000;
+    let last: WebhookEndpoint | null = null;
+    for (let i = 1; i <= 20; i++) {
+      const at = T0 + i * 60_000;
+      last = await store.rotateSecret('we_many', { secret: `whsec_${i}`, createdAt: iso(at), expiresAt: null }, iso(at + day), iso(at));
+    }
+    const expected = [['whsec_20', null], ['whsec_19', iso(T0 + 20 * 60_000 + day)]];
+    t.deepEqual(last?.secrets.map((s) => [s.secret, s.expiresAt]), expected);
+    t.deepEqual((await store.getEndpoint('we_many'))?.secrets.map((s) => [s.secret, s.expiresAt]), expected);
+    t.is(last?.secretPrefix, 'whsec_20');
   });
 
   it('enqueueing is idempotent on (eventId, endpointId): bus redelivery creates nothing new', async (store, t) => {
@@ -199,3 +214,15 @@ if (mongoUrl) {
 } else {
   console.log('webhooks store contract: MongoDB adapter skipped, MONGODB_URL is not set');
 }
+
+test('rotatedSecrets (the one rule both adapters apply): new first, then the one that was current until its expiry, nothing older', (t) => {
+  const day = 24 * 3600_000;
+  const current = [
+    { secret: 'whsec_b', createdAt: iso(T0), expiresAt: null },
+    { secret: 'whsec_a', createdAt: iso(T0 - 1000), expiresAt: iso(T0 + day) },
+  ];
+  const next = { secret: 'whsec_c', createdAt: iso(T0 + 1000), expiresAt: null };
+  t.deepEqual(rotatedSecrets(current, next, iso(T0 + 1000 + day), iso(T0 + 1000)), [next, { ...current[0], expiresAt: iso(T0 + 1000 + day) }]);
+  // a previous secret whose grace would already be over is not kept
+  t.deepEqual(rotatedSecrets(current, next, iso(T0), iso(T0 + 1000)), [next]);
+});

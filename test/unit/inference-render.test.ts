@@ -5,7 +5,7 @@ import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
 import { EspeakEngine } from '../../inference/engines/espeak.ts';
 import { AbortError } from '../../core/speechkit/abort.ts';
-import { classifyRenderError, renderJobToBlob, JOB_SAMPLE_RATE } from '../../inference/render.ts';
+import { classifyRenderError, renderJobToBlob, JOB_SAMPLE_RATE, NoAudioError } from '../../inference/render.ts';
 import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,10 +41,18 @@ test('a job renders to a stored 48 kHz WAV whose duration matches its data; the 
   t.false(await blobs.exists('jobs/a.wav.pcm.part'));
 });
 
-test('a job whose text has nothing speakable renders an empty 44-byte WAV', async (t) => {
-  const audio = await renderJobToBlob(services, job({ text: '[music] ...' }), 'jobs/b.wav');
-  t.is((await stored('jobs/b.wav')).length, 44);
-  t.is(audio.durationSeconds, 0);
+test('SPEC billing rule 3: a job whose text has nothing speakable fails for good (and is refunded), nothing is stored', async (t) => {
+  const err = await t.throwsAsync(renderJobToBlob(services, job({ text: '[music] ...' }), 'jobs/b.wav'), { instanceOf: NoAudioError });
+  t.like(classifyRenderError(err), { code: 'synthesis_failed', retryable: false });
+  t.false(await blobs.exists('jobs/b.wav'));
+  t.false(await blobs.exists('jobs/b.wav.pcm.part'));
+});
+
+test('SPEC billing rule 3: an engine that returns no samples fails the job for good, nothing is stored', async (t) => {
+  const silent = { ...services, engine: { async *synthesize() {} } } as unknown as typeof services;
+  const err = await t.throwsAsync(renderJobToBlob(silent, job({ text: 'Xin chào các bạn.' }), 'jobs/silent.wav'), { instanceOf: NoAudioError });
+  t.like(classifyRenderError(err), { code: 'synthesis_failed', retryable: false });
+  t.false(await blobs.exists('jobs/silent.wav'));
 });
 
 test('an aiRefine job with moderated text fails as content_rejected, not retried', async (t) => {

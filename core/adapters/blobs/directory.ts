@@ -4,7 +4,7 @@ import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobInfo, Blobs } from '../../ports/blobs.ts';
+import { CorruptBlobError, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
 import { blobKeySegments } from './keys.ts';
 
 /**
@@ -28,6 +28,17 @@ function header(contentType: string): Buffer {
   }
   // JSON escapes any newline, so the first '\n' always ends the header.
   return Buffer.from(JSON.stringify({ contentType }) + '\n');
+}
+
+/** The content type from a header line, or null when the line is not one this adapter wrote. */
+function parseHeader(line: Buffer): string | null {
+  try {
+    const parsed = JSON.parse(line.toString('utf8')) as { contentType?: unknown } | null;
+    const type = parsed?.contentType;
+    return typeof type === 'string' && type.length > 0 && type.length <= CONTENT_TYPE_MAX ? type : null;
+  } catch {
+    return null;
+  }
 }
 
 export function createDirectoryBlobs(dir: string): Blobs {
@@ -79,8 +90,9 @@ export function createDirectoryBlobs(dir: string): Blobs {
         }
         const { buffer, bytesRead } = await handle.read(Buffer.alloc(HEADER_MAX), 0, HEADER_MAX, 0);
         const end = buffer.subarray(0, bytesRead).indexOf('\n');
-        if (end < 0) throw new Error(`blob ${key} has no header`);
-        const { contentType } = JSON.parse(buffer.subarray(0, end).toString('utf8')) as { contentType: string };
+        if (end < 0) throw new CorruptBlobError(key, 'no header line');
+        const contentType = parseHeader(buffer.subarray(0, end));
+        if (contentType === null) throw new CorruptBlobError(key, 'unreadable header line');
         const start = end + 1;
         return { info: { key, size: info.size - start, contentType }, stream: handle.createReadStream({ start }) };
       } catch (err) {

@@ -1,3 +1,4 @@
+import { rotatedSecrets } from './secrets.ts';
 import type { Db } from 'mongodb';
 import type {
   AccountNotification,
@@ -73,11 +74,7 @@ export async function createMongoWebhooks(db: Db): Promise<WebhooksStore> {
       for (;;) {
         const current = await endpoints.findOne({ _id: id });
         if (!current) return null;
-        const nowMs = Date.parse(now);
-        const kept = current.secrets
-          .map((old) => ({ ...old, expiresAt: old.expiresAt ?? previousExpiresAt }))
-          .filter((old) => Date.parse(old.expiresAt) > nowMs);
-        const secrets = [secret, ...kept];
+        const secrets = rotatedSecrets(current.secrets, secret, previousExpiresAt, now);
         const secretPrefix = secret.secret.slice(0, 10);
         const res = await endpoints.updateOne({ _id: id, secrets: current.secrets }, { $set: { secrets, secretPrefix } });
         if (res.matchedCount === 1) return toEndpoint({ ...current, secrets, secretPrefix });

@@ -1,3 +1,4 @@
+import { rotatedSecrets } from './secrets.ts';
 import type { EmbeddedDb } from '../embedded-db.ts';
 import type {
   AccountNotification,
@@ -119,11 +120,7 @@ export function createSqliteWebhooks(db: EmbeddedDb): WebhooksStore {
   const rotate = db.transaction((id: string, secret: WebhookEndpoint['secrets'][number], previousExpiresAt: string, now: string) => {
     const endpoint = getEndpoint(id);
     if (!endpoint) return null;
-    const nowMs = Date.parse(now);
-    const kept = endpoint.secrets
-      .map((old) => ({ ...old, expiresAt: old.expiresAt ?? previousExpiresAt }))
-      .filter((old) => Date.parse(old.expiresAt) > nowMs);
-    const secrets = [secret, ...kept];
+    const secrets = rotatedSecrets(endpoint.secrets, secret, previousExpiresAt, now);
     const secretPrefix = secret.secret.slice(0, 10);
     s.setSecrets.run(JSON.stringify(secrets), secretPrefix, id);
     return { ...endpoint, secrets, secretPrefix };

@@ -12,7 +12,11 @@ export type CueTag = (typeof CUE_TAGS)[number];
 
 const BRACKET = /\[([^[\]]*)\]/g;
 
+/** Longer than any cue name with generous spacing: such a bracket is not a cue, whatever it holds. */
+const MAX_CUE_INNER = 40;
+
 function canonicalCue(inner: string): CueTag | null {
+  if (inner.length > MAX_CUE_INNER) return null;
   const key = inner.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
   return (CUE_TAGS as readonly string[]).includes(key) ? (key as CueTag) : null;
 }

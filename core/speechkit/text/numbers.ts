@@ -60,10 +60,19 @@ function stripZeros(digits: string): string {
   return s === '' ? '0' : s;
 }
 
+/**
+ * Beyond this many digits nobody says a quantity; the digits are a code
+ * (card, account) and are read one by one. It also keeps the reading of any
+ * written number short: a cardinal of 15 digits is at most about 110 letters.
+ */
+export const MAX_CARDINAL_DIGITS = 15;
+
 /** Cardinal reading of a non-negative integer given as digits, e.g. "1000005". */
 export function readCardinal(digits: string): string {
   if (!/^\d+$/.test(digits)) throw new RangeError(`not a digit string: ${digits}`);
-  return readCardinalFrom(stripZeros(digits), false);
+  const significant = stripZeros(digits);
+  if (significant.length > MAX_CARDINAL_DIGITS) return readDigits(digits);
+  return readCardinalFrom(significant, false);
 }
 
 function readCardinalFrom(digits: string, full: boolean): string {
@@ -119,8 +128,7 @@ export function readNumberToken(token: string): string {
   if (decimal) return readDecimal(decimal[1], decimal[2]);
   if (/^\d+$/.test(token)) {
     if (token.length > 1 && token.startsWith('0')) return readDigits(token);
-    // Beyond what anyone says as a quantity, digits are a code (card, account).
-    if (token.length > 15) return readDigits(token);
+    if (token.length > MAX_CARDINAL_DIGITS) return readDigits(token);
     return readCardinal(token);
   }
   throw new RangeError(`not a number token: ${token}`);
@@ -144,7 +152,8 @@ const ROMAN: Record<string, number> = { I: 1, V: 5, X: 10, L: 50, C: 100, D: 500
 
 /** Parses a well-formed Roman numeral; null when the letters are not one. */
 export function parseRoman(s: string): number | null {
-  if (!/^[IVXLCDM]+$/.test(s)) return null;
+  // MMMCMXCIX (3999) is the longest value written with these letters: 15 covers every well-formed one.
+  if (s.length > 15 || !/^[IVXLCDM]+$/.test(s)) return null;
   let total = 0;
   for (let i = 0; i < s.length; i++) {
     const v = ROMAN[s[i]];

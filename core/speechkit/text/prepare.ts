@@ -1,12 +1,14 @@
 /**
  * Deterministic text preparation: runs on every synthesis, with or without
- * aiRefine. Pure and synchronous so that the API process can prepare text
- * (and fail fast) before any engine is involved.
+ * aiRefine. Pure and synchronous; linear in the length of the text on every
+ * input (test/bench/text-prep.ts holds it to that), and run off the event
+ * loop for long texts by prepare-pool.ts.
  */
 import { applyCueTags } from './cues.ts';
 import { splitChunks, type SplitOptions } from './split.ts';
+import { capCombiningRuns } from './unicode.ts';
 import {
-  expandAbbreviations, readCurrencies, readDates, readFractions, readNegatives, readOrdinals,
+  expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
   readScaleSuffixes, readSymbols, readTimes, readUnits, separateCodeHyphens, tidyWhitespace, type Rule,
 } from './rules.ts';
@@ -18,10 +20,34 @@ export interface PreparedText {
   chunks: string[];
 }
 
+/**
+ * The most characters the engine may read per billed character. Readings
+ * are longer than what is written ("50%" is "năm mươi phần trăm", a phone
+ * number is read digit by digit), dense figures reach about 7 times; a text
+ * built to expand further (a row of "%" or "≤") is refused before billing.
+ */
+export const MAX_EXPANSION = 10;
+/** Characters billed at least (SPEC billing rule 1); short texts may expand up to 10 times this. */
+const EXPANSION_FLOOR_CHARS = 50;
+
+export class TextExpansionError extends Error {
+  constructor(readonly characters: number, readonly limit: number) {
+    super(`the text reads as ${characters} characters, more than the ${limit} allowed`);
+    this.name = 'TextExpansionError';
+  }
+}
+
+/** The longest prepared text allowed for a source of `characters` characters. */
+export function expansionLimit(characters: number): number {
+  return MAX_EXPANSION * Math.max(EXPANSION_FLOOR_CHARS, characters);
+}
+
 /** Order matters: see rules.ts for why each rule runs before the next. */
 const PIPELINE: Rule[] = [
+  capCombiningRuns,
   (t) => t.normalize('NFC'),
   applyCueTags,
+  readLongNumberRuns,
   expandAbbreviations,
   readPhoneNumbers,
   readDates,
@@ -46,7 +72,16 @@ export function normalizeText(text: string): string {
   return PIPELINE.reduce((acc, rule) => rule(acc), text);
 }
 
-export function prepareText(text: string, options: SplitOptions = {}): PreparedText {
+export interface PrepareOptions extends SplitOptions {
+  /** characters of the text as submitted (before aiRefine); the expansion limit is measured against it */
+  sourceCharacters?: number;
+}
+
+/** Prepares text for the engine; throws TextExpansionError when it would read far longer than it was written. */
+export function prepareText(text: string, options: PrepareOptions = {}): PreparedText {
+  const { sourceCharacters, ...split } = options;
   const normalized = normalizeText(text);
-  return { text: normalized, chunks: splitChunks(normalized, options) };
+  const limit = expansionLimit(sourceCharacters ?? text.length);
+  if (normalized.length > limit) throw new TextExpansionError(normalized.length, limit);
+  return { text: normalized, chunks: splitChunks(normalized, split) };
 }

@@ -8,6 +8,7 @@ import type { Config } from '../../../config/load.ts';
 import { readFormulas } from './formulas.ts';
 import { ModerationList } from './moderation.ts';
 import { respellTokens } from './spelling.ts';
+import { capCombiningRuns } from './unicode.ts';
 
 export { ModerationRefusal } from './moderation.ts';
 
@@ -26,7 +27,7 @@ export interface EmbeddedRefinerOptions {
 
 /** Applies moderation first: refused text must cost no further work. */
 export function refineText(text: string, moderation: ModerationList): RefinedText {
-  const nfc = text.normalize('NFC');
+  const nfc = capCombiningRuns(text).normalize('NFC');
   moderation.check(nfc);
   return { text: respellTokens(readFormulas(nfc)) };
 }

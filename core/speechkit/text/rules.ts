@@ -14,12 +14,43 @@ import {
 
 export type Rule = (text: string) => string;
 
+/*
+ * Linear time on any input: a pattern that can start at every position of a
+ * run must be anchored to the run's start (a lookbehind), and every number
+ * pattern below sees runs of at most MAX_NUMBER_RUN characters because
+ * readLongNumberRuns has already turned longer ones into words. Each rule
+ * replaces a bounded match with a bounded reading, so no rule can blow the
+ * text up by more than a constant factor (prepare.ts checks the total).
+ */
+
 /** Not preceded / followed by a letter or digit (JS \b is ASCII-only and misses Vietnamese letters). */
 const START = String.raw`(?<![\p{L}\p{N}])`;
 const END = String.raw`(?![\p{L}\p{N}])`;
 const NUM = `(${NUMBER_PATTERN})`;
 
 const re = (source: string) => new RegExp(source, 'gu');
+
+/** The longest run of digits with `.`/`,` separators still read as one number ("1.000.000.000,25"). */
+export const MAX_NUMBER_RUN = 32;
+/** Digits said in one breath when a long code is read out. */
+const DIGIT_GROUP = 4;
+const numberRunRe = /\d+(?:[.,]\d+)*/gu;
+
+function readDigitGroups(run: string): string {
+  const groups: string[] = [];
+  for (const part of run.split(/[.,]/u)) {
+    for (let i = 0; i < part.length; i += DIGIT_GROUP) groups.push(readDigits(part.slice(i, i + DIGIT_GROUP)));
+  }
+  return groups.join(', ');
+}
+
+/**
+ * A run of digits longer than any number (a pasted code, a row of digits) is
+ * read digit by digit in groups of four with a pause between groups, before
+ * any other number rule sees it.
+ */
+export const readLongNumberRuns: Rule = (text) =>
+  text.replace(numberRunRe, (run) => (run.length > MAX_NUMBER_RUN ? readDigitGroups(run) : run));
 
 const abbreviationRe = re(`${START}(${alternation(Object.keys(ABBREVIATIONS))})${END}`);
 export const expandAbbreviations: Rule = (text) =>
@@ -93,7 +124,7 @@ export const readNegatives: Rule = (text) => text.replace(/(?<=^|[\s(])[-−](?=
 
 const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
 const currencyBeforeRe = re(`(${alternation(Object.keys(CURRENCY_BEFORE))})\\s?${NUM}(?:\\s?(${scaleAlt})${END})?`);
-const currencyAfterRe = re(`${NUM}(?:\\s?(${scaleAlt}))?\\s?(${alternation(Object.keys(CURRENCY_AFTER))})(?![\\p{L}\\p{N}])`);
+const currencyAfterRe = re(`(?<!\\p{N})${NUM}(?:\\s?(${scaleAlt}))?\\s?(${alternation(Object.keys(CURRENCY_AFTER))})(?![\\p{L}\\p{N}])`);
 
 function amount(num: string, scale: string | undefined): string {
   return scale ? `${readNumberToken(num)} ${SCALE_SUFFIXES[scale]}` : readNumberToken(num);
@@ -107,15 +138,15 @@ export const readCurrencies: Rule = (text) =>
       `${amount(num, scale)} ${CURRENCY_AFTER[cur]}`);
 
 export const readPercentages: Rule = (text) =>
-  text.replace(re(`${NUM}\\s?%`), (_m, num: string) => `${readNumberToken(num)} phần trăm`);
+  text.replace(re(`(?<!\\p{N})${NUM}\\s?%`), (_m, num: string) => `${readNumberToken(num)} phần trăm`);
 
-const unitRe = re(`${NUM}\\s?(${alternation(Object.keys(UNITS))})${END}`);
+const unitRe = re(`(?<!\\p{N})${NUM}\\s?(${alternation(Object.keys(UNITS))})${END}`);
 export const readUnits: Rule = (text) =>
   text.replace(unitRe, (_m, num: string, unit: string) => `${readNumberToken(num)} ${UNITS[unit]}`);
 
 /** "50k", "2tr": informal amounts without a currency. */
 export const readScaleSuffixes: Rule = (text) =>
-  text.replace(re(`${NUM}(k|K|tr)${END}`), (_m, num: string, s: string) => amount(num, s));
+  text.replace(re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`), (_m, num: string, s: string) => amount(num, s));
 
 export const readOrdinals: Rule = (text) =>
   text.replace(re(String.raw`(?<=[tT]hứ )(\d{1,2})(?!\p{N})`), (_m, n: string) => readOrdinal(+n));
@@ -137,7 +168,7 @@ export const readRemainingNumbers: Rule = (text) =>
 /** Symbols a reader says aloud, and markdown emphasis that must not be read. */
 export const readSymbols: Rule = (text) =>
   text
-    .replace(/\s*&\s*/gu, ' và ')
+    .replace(/(?<!\s)\s*&\s*/gu, ' và ')
     .replace(/%/gu, ' phần trăm')
     .replace(/[*_`~#|]+/gu, ' ');
 
@@ -147,5 +178,5 @@ export const tidyWhitespace: Rule = (text) =>
     .replace(/[^\S\n]+/gu, ' ')
     .replace(/ ?\n ?/g, '\n')
     .replace(/\n{2,}/g, '\n')
-    .replace(/ +([.,!?;:…])/gu, '$1')
+    .replace(/ (?=[.,!?;:…])/gu, '')
     .trim();

@@ -15,18 +15,24 @@ export interface SplitOptions {
 
 const DEFAULTS: Required<SplitOptions> = { maxChars: 250, clauseChars: 120 };
 
-/** Sentence terminators, with closing quotes and brackets kept on the sentence they end. */
-const SENTENCE_END = /[.!?…;:]+["'”’»)\]]*(?=\s|$)/gu;
+/**
+ * Sentence terminators, with closing quotes and brackets kept on the sentence
+ * they end. The lookbehind starts a match only at the first terminator of a
+ * run, so a long run of dots is scanned once, not once per dot.
+ */
+const SENTENCE_END = /(?<![.!?…;:])[.!?…;:]+["'”’»)\]]*(?=\s|$)/gu;
 const SPEAKABLE = /[\p{L}\p{N}]/u;
 /** A full stop after these (English titles, initials) does not end a sentence. */
 const NOT_A_SENTENCE_END = /(?:^|\s)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|Inc|Ltd|Co|No|e\.g|i\.e|\p{Lu})\.$/u;
+/** Longer than any of those words with the space before it: the test never needs more of the sentence. */
+const ABBREVIATION_WINDOW = 8;
 
 function splitSentences(line: string): string[] {
   const out: string[] = [];
   let start = 0;
   for (const m of line.matchAll(SENTENCE_END)) {
     const end = m.index! + m[0].length;
-    if (m[0] === '.' && NOT_A_SENTENCE_END.test(line.slice(start, end))) continue;
+    if (m[0] === '.' && NOT_A_SENTENCE_END.test(line.slice(Math.max(start, end - ABBREVIATION_WINDOW), end))) continue;
     out.push(line.slice(start, end));
     start = end;
   }
@@ -52,36 +58,30 @@ function splitClauses(sentence: string, limit: number): string[] {
   return out;
 }
 
-/** Cuts at spaces so that every piece is at most `limit`; a single longer word is cut hard. */
-function splitAtSpaces(text: string, limit: number): string[] {
-  const out: string[] = [];
+/** Cuts at spaces so that every piece is at most `limit`; a single longer word is cut hard. Appends to `out`. */
+function splitAtSpaces(text: string, limit: number, out: string[]): void {
   let current = '';
   for (const word of text.split(/\s+/u)) {
-    for (let w = word; w.length > 0; ) {
-      const piece = w.length > limit ? w.slice(0, limit) : w;
-      w = w.slice(piece.length);
-      const joined = current ? `${current} ${piece}` : piece;
-      if (joined.length > limit) {
+    for (let at = 0; at < word.length; at += limit) {
+      const piece = word.slice(at, at + limit);
+      if (current && current.length + 1 + piece.length > limit) {
         out.push(current);
         current = piece;
       } else {
-        current = joined;
+        current = current ? `${current} ${piece}` : piece;
       }
     }
   }
   if (current) out.push(current);
-  return out;
 }
 
-function chunkText(text: string, opts: Required<SplitOptions>): string[] {
-  const out: string[] = [];
+function chunkText(text: string, opts: Required<SplitOptions>, out: string[]): void {
   for (const line of text.split(/\n+/u)) {
     for (const sentence of splitSentences(line)) {
       const clauses = sentence.length > opts.clauseChars ? splitClauses(sentence, opts.clauseChars) : [sentence];
-      for (const clause of clauses) out.push(...splitAtSpaces(clause, opts.maxChars));
+      for (const clause of clauses) splitAtSpaces(clause, opts.maxChars, out);
     }
   }
-  return out;
 }
 
 /**
@@ -93,8 +93,14 @@ export function splitChunks(text: string, options: SplitOptions = {}): string[] 
   if (opts.maxChars < 1 || opts.clauseChars < 1) throw new RangeError('chunk limits must be positive');
   const out: string[] = [];
   for (const segment of segmentCues(text)) {
-    if (segment.kind === 'cue') out.push(`[${segment.cue}]`);
-    else out.push(...chunkText(segment.text, opts).filter((c) => SPEAKABLE.test(c)));
+    if (segment.kind === 'cue') {
+      out.push(`[${segment.cue}]`);
+      continue;
+    }
+    // Pushed one by one: a long text has more chunks than a spread call may pass as arguments.
+    const chunks: string[] = [];
+    chunkText(segment.text, opts, chunks);
+    for (const chunk of chunks) if (SPEAKABLE.test(chunk)) out.push(chunk);
   }
   return out;
 }

@@ -1,0 +1,86 @@
+/**
+ * Text preparation as request handlers and the job worker use it: short
+ * texts are prepared inline (cheaper than a thread hop), long ones in the
+ * worker pool so no request stalls the event loop; outcomes become the API's
+ * refusals. Every refusal here comes before any charge.
+ */
+import { availableParallelism } from 'node:os';
+import { DomainError } from '../../errors.ts';
+import { MODERATION_MESSAGE } from './refine.ts';
+import { speechText, type SpeechTextInput, type SpeechTextOutcome } from './speech-text.ts';
+import { PoolBusyError, WorkerPool } from '../worker-pool.ts';
+import type { PreparedText } from './prepare.ts';
+import { MAX_EXPANSION } from './prepare.ts';
+
+/** Texts at least this long (UTF-16 units) are prepared off the event loop; below it the worst case is a few ms. */
+export const OFF_THREAD_MIN_LENGTH = 1_000;
+
+let pool: WorkerPool<SpeechTextInput, SpeechTextOutcome> | null = null;
+
+/**
+ * One pool per process, made on first use: preparation is pure CPU, like
+ * libuv's thread pool, and idle workers are unref'd so they never hold a
+ * process (or a test run) open. One core is left to the event loop.
+ */
+function sharedPool(): WorkerPool<SpeechTextInput, SpeechTextOutcome> {
+  pool ??= new WorkerPool({
+    script: new URL('./prepare-worker.ts', import.meta.url),
+    size: Math.max(1, Math.min(4, availableParallelism() - 1)),
+    maxQueue: 1_000,
+    taskTimeoutMs: 20_000,
+  });
+  return pool;
+}
+
+/** Runs preparation off the event loop for long texts; a pool that cannot start falls back to inline work. */
+export async function speechTextOffLoop(input: SpeechTextInput): Promise<SpeechTextOutcome> {
+  if (input.text.length < OFF_THREAD_MIN_LENGTH) return speechText(input);
+  try {
+    return await sharedPool().run(input);
+  } catch (err) {
+    if (err instanceof PoolBusyError) {
+      throw new DomainError('unavailable', 'The service is preparing too many long texts right now. Retry in a second; nothing was charged.', {
+        retryAfterSeconds: 1, usageCode: 'synthesis_unavailable',
+      });
+    }
+    return speechText(input);
+  }
+}
+
+export interface SpeechTextRequest {
+  text: string;
+  aiRefine: boolean;
+  moderationTerms: readonly string[];
+  sourceCharacters: number;
+  /** request field named in refusals */
+  param: string;
+}
+
+/**
+ * Prepared text for the engine, or the refusal: 422 moderation (aiRefine
+ * only), 400 TEXT_EXPANSION_LIMIT when the reading is over MAX_EXPANSION
+ * times the billed characters, 400 NOTHING_TO_SPEAK when no chunk has a
+ * letter or digit (whitespace, zero-width characters, punctuation, unknown
+ * tags, a BOM, NUL, lone surrogates).
+ */
+export async function prepareForRequest(request: SpeechTextRequest): Promise<PreparedText> {
+  const { param, ...input } = request;
+  const outcome = await speechTextOffLoop(input);
+  if (outcome.kind === 'moderation') {
+    throw new DomainError('unprocessable', MODERATION_MESSAGE, { code: 'CONTENT_REJECTED' });
+  }
+  if (outcome.kind === 'expansion') {
+    throw new DomainError('invalid', `"${param}" would be read as ${outcome.characters} characters, more than ${MAX_EXPANSION} times what it bills (limit ${outcome.limit}). Write the figures or symbols out in words.`, {
+      param, code: 'TEXT_EXPANSION_LIMIT',
+    });
+  }
+  if (outcome.chunks.length === 0) throw new DomainError('invalid', `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
+  return { text: outcome.text, chunks: outcome.chunks };
+}
+
+/** Stops the pool's workers (tests; a process exits without it, idle workers being unref'd). */
+export async function closePreparationPool(): Promise<void> {
+  const current = pool;
+  pool = null;
+  await current?.close();
+}
