@@ -20,8 +20,10 @@ export default definePlugin({
     publisher: coreServices.publisher([TOPICS.jobs]),
     counters: coreServices.counters,
     config: coreServices.config,
+    metrics: coreServices.metrics,
   },
   register({ deps, route }) {
+    deps.metrics.registerCollector(async () => deps.metrics.queueDepth.set(await deps.jobs.countActive()));
     registerJobRoutes(route, deps.counters.idempotency, createJobsService(deps));
   },
 });

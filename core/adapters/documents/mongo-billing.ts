@@ -184,6 +184,12 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     get: read,
     listActive: (accountId) => list({ accountId, status: 'active' }),
     listByAccount: (accountId) => list({ accountId }),
+    async listPage(afterId, limit) {
+      if (limit <= 0) return [];
+      const filter: Filter<GrantDoc> = afterId === null ? {} : { _id: { $gt: afterId } };
+      const docs = await grants.find(filter, { projection: GRANT_PROJECTION }).sort({ _id: 1 }).limit(limit).toArray();
+      return docs.map(toGrant);
+    },
     async setStatus(id, status) {
       await grants.updateOne({ _id: id }, { $set: { status } });
     },
@@ -250,10 +256,12 @@ export function createMongoLedger(ledger: Collection<LedgerDoc>): LedgerStore {
         throw err;
       }
     },
-    async sumByGrant(grantId) {
+    async sumByGrant(grantId, window) {
+      // Entry times are ISO 8601 strings of one format, so they compare as strings (index grantId, at).
+      const match: Filter<LedgerDoc> = window ? { grantId, at: { $gte: window.from, $lt: window.to } } : { grantId };
       const [row] = await ledger
         .aggregate<{ charged: number; refunded: number; entries: number }>([
-          { $match: { grantId } },
+          { $match: match },
           {
             $group: {
               _id: null,
