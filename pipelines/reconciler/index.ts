@@ -27,7 +27,7 @@ export default definePlugin({
   coreApi: 2,
   description: 'Scheduled ledger reconciliation: grants vs ledger vs usage analytics',
   config: Joi.object<ReconcilerConfig>({
-    RECONCILER_INTERVAL_SECONDS: Joi.number().integer().min(10).max(86_400).default(900),
+    RECONCILER_INTERVAL_SECONDS: Joi.number().integer().min(1).max(86_400).default(900),
     RECONCILER_INITIAL_DELAY_SECONDS: Joi.number().integer().min(0).max(86_400).default(60),
     RECONCILER_SETTLE_SECONDS: Joi.number().integer().min(0).max(3600).default(30),
     RECONCILER_USAGE_CHECK: Joi.boolean().truthy('1').falsy('0').default(true),
