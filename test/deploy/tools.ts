@@ -43,6 +43,7 @@ function located(): DeployTools | null {
 }
 
 let pending: Promise<{ tools: DeployTools | null; reason: string }> | null = null;
+let told = false;
 
 /** Finds the tools, running the install script once per test process when some are missing. */
 export function deployTools(): Promise<{ tools: DeployTools | null; reason: string }> {
@@ -74,7 +75,8 @@ export async function requireTools(t: ExecutionContext): Promise<DeployTools | n
   const { tools, reason } = await deployTools();
   if (tools) return tools;
   const line = `deploy checks: helm, kubeconform, promtool, hadolint or the Kubernetes schemas are missing: ${reason}`;
-  console.log(line);
+  if (!told) console.log(line);
+  told = true;
   if (process.env.ALLOW_SKIP === '1') {
     t.log(`${line} (ALLOW_SKIP=1: not failing)`);
     t.pass();
