@@ -12,7 +12,17 @@ export interface Metrics {
   busLag: client.Gauge<'topic' | 'group'>;
   jobsFinished: client.Counter<'status'>;
   webhookDeliveries: client.Counter<'result'>;
-  /** runs `collect` before every scrape (gauges read from elsewhere, such as consumer lag) */
+  /** deliveries that became DEAD (every attempt failed, or the endpoint went away): never resent */
+  webhookDeliveriesDead: client.Counter<string>;
+  /** open-stream slots taken in the service-wide pool (read from the counters store at scrape time) */
+  streamSlotsInUse: client.Gauge<string>;
+  /** STREAM_CAPACITY, so a panel can show the pool's use as a share */
+  streamSlotsCapacity: client.Gauge<string>;
+  /** `POST /tts` jobs queued or rendering: what QUEUE_MAX_DEPTH limits (read at scrape time) */
+  queueDepth: client.Gauge<string>;
+  /** events the usage aggregator wrote to the analytics store, by kind (`outcome`, `job_close`) */
+  usageEventsWritten: client.Counter<'kind'>;
+  /** runs `collect` before every scrape (gauges read from elsewhere: consumer lag, stream slots, queue depth) */
   registerCollector(collect: () => Promise<void>): void;
 }
 
@@ -20,9 +30,18 @@ export function createMetrics(withDefaults = true): Metrics {
   const registry = new client.Registry();
   if (withDefaults) client.collectDefaultMetrics({ register: registry });
   const collectors: Array<() => Promise<void>> = [];
+  // Gauges fed by collectors are read concurrently during one scrape: they share one run of the collectors,
+  // and a collector that fails leaves its gauges at their last value instead of failing the scrape.
+  let running: Promise<void> | null = null;
+  const collect = async () => {
+    running ??= Promise.allSettled(collectors.map((c) => c())).then(() => {
+      running = null;
+    });
+    await running;
+  };
   return {
     registry,
-    registerCollector: (collect) => void collectors.push(collect),
+    registerCollector: (collector) => void collectors.push(collector),
     httpDuration: new client.Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by logical route and status',
@@ -37,11 +56,14 @@ export function createMetrics(withDefaults = true): Metrics {
     busConsumed: new client.Counter({ name: 'bus_consumed_total', help: 'Messages handled', labelNames: ['topic', 'group'], registers: [registry] }),
     busLag: new client.Gauge({
       name: 'bus_consumer_lag', help: 'Messages not yet committed by a group', labelNames: ['topic', 'group'], registers: [registry],
-      async collect() {
-        await Promise.all(collectors.map((c) => c()));
-      },
+      collect,
     }),
     jobsFinished: new client.Counter({ name: 'tts_jobs_finished_total', help: 'Jobs finished', labelNames: ['status'], registers: [registry] }),
     webhookDeliveries: new client.Counter({ name: 'webhook_delivery_attempts_total', help: 'Webhook delivery attempts', labelNames: ['result'], registers: [registry] }),
+    webhookDeliveriesDead: new client.Counter({ name: 'webhook_deliveries_dead_total', help: 'Webhook deliveries that became DEAD', registers: [registry] }),
+    streamSlotsInUse: new client.Gauge({ name: 'stream_slots_in_use', help: 'Open-stream slots taken in the service-wide pool', registers: [registry], collect }),
+    streamSlotsCapacity: new client.Gauge({ name: 'stream_slots_capacity', help: 'Open-stream slots of the service (STREAM_CAPACITY)', registers: [registry] }),
+    queueDepth: new client.Gauge({ name: 'tts_queue_depth', help: 'Jobs queued or rendering (limited by QUEUE_MAX_DEPTH)', registers: [registry], collect }),
+    usageEventsWritten: new client.Counter({ name: 'usage_events_written_total', help: 'Events the usage aggregator wrote to analytics', labelNames: ['kind'], registers: [registry] }),
   };
 }

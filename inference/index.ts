@@ -23,8 +23,8 @@ export default definePlugin({
   provides: [
     createServiceFactory({
       ref: coreServices.engine,
-      deps: { config: coreServices.config },
-      create: ({ config }) => createEngine(config),
+      deps: { config: coreServices.config, logger: coreServices.logger },
+      create: ({ config, logger }) => createEngine(config, logger),
       close: (engine) => engine.close(),
     }),
   ],

@@ -230,13 +230,32 @@ function scopedPublisher(bus: Bus, pluginId: string, topics: string[]): Publishe
 
 /** Documents alone (the admin CLI): no bus, engine or server. */
 export async function openDocumentsOnly(config: Config): Promise<{ documents: Documents; close(): Promise<void> }> {
+  const { documents, close } = await openRecordsForAdmin(config, { analytics: false });
+  return { documents, close };
+}
+
+/** Documents and, when asked, usage analytics (the admin CLI's reconcile-all), sharing one embedded file. */
+export async function openRecordsForAdmin(config: Config, options: { analytics: boolean }): Promise<{ documents: Documents; analytics: Analytics | null; close(): Promise<void> }> {
   let db: EmbeddedDb | null = null;
-  const records = await openSystemOfRecord(config, () => (db ??= openEmbeddedDb(config.dataDir)));
+  const embeddedDb = () => (db ??= openEmbeddedDb(config.dataDir));
+  const records = await openSystemOfRecord(config, embeddedDb);
+  const closeRecords = async () => {
+    await records.documents.close();
+    await records.close();
+  };
+  const analytics = options.analytics
+    ? await openAnalytics(config, embeddedDb).catch(async (err: unknown) => {
+      await closeRecords();
+      db?.close();
+      throw err;
+    })
+    : null;
   return {
     documents: records.documents,
+    analytics,
     async close() {
-      await records.documents.close();
-      await records.close();
+      await analytics?.close();
+      await closeRecords();
       db?.close();
     },
   };

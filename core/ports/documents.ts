@@ -139,6 +139,8 @@ export interface GrantsStore {
   /** active grants of the account, oldest first */
   listActive(accountId: string): Promise<Grant[]>;
   listByAccount(accountId: string): Promise<Grant[]>;
+  /** every grant in id order, at most `limit` after `afterId` (null: from the first): the reconciler's walk */
+  listPage(afterId: string | null, limit: number): Promise<Grant[]>;
   setStatus(id: string, status: GrantStatus): Promise<void>;
   /** atomic conditional update + ledger outbox entry in one write */
   charge(cmd: ChargeCommand): Promise<ChargeWriteResult>;
@@ -152,11 +154,18 @@ export interface OutboxStore {
   markPublished(ids: string[]): Promise<void>;
 }
 
+/** A span of entry times, `from` inclusive and `to` exclusive (ISO 8601 instants). */
+export interface LedgerWindow {
+  from: string;
+  to: string;
+}
+
 /** The billing ledger written by the ledger writer pipeline. */
 export interface LedgerStore {
   /** idempotent on entry id; returns false when already present */
   append(entry: LedgerEntry): Promise<boolean>;
-  sumByGrant(grantId: string): Promise<{ charged: number; refunded: number; entries: number }>;
+  /** sums of the grant's entries; with `window`, only entries with from <= at < to (ISO instants) */
+  sumByGrant(grantId: string, window?: LedgerWindow): Promise<{ charged: number; refunded: number; entries: number }>;
   listByGrant(grantId: string): Promise<LedgerEntry[]>;
 }
 

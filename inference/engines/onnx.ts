@@ -6,6 +6,7 @@
 import type { PcmChunk, SpeechEngine, SynthesisRequest, VoiceProfile } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import type { CueTag } from '../../core/speechkit/text/cues.ts';
+import type { Logger } from '../../core/logger.ts';
 import { floatToPcm16 } from '../../core/speechkit/audio/pcm.ts';
 import { linkedController, raceAbort, throwIfAborted } from '../../core/speechkit/abort.ts';
 import { DEFAULT_CUE_PAUSE_MS, synthesizeChunks } from './chunked.ts';
@@ -19,6 +20,8 @@ export interface OnnxEngineOptions {
   executionProviders?: string[];
   lookahead?: number;
   cuePauseMs?: Partial<Record<CueTag, number>>;
+  /** logs, per loaded voice, the execution provider it runs on */
+  logger?: Logger;
 }
 
 function onnxRender(voice: VoiceProfile): { modelDir: string; speakerId?: number } {
@@ -34,13 +37,13 @@ export class OnnxEngine implements SpeechEngine {
   private readonly cuePauseMs: Record<CueTag, number>;
 
   constructor(options: OnnxEngineOptions = {}) {
-    this.loader = new VoiceLoader(options.executionProviders ?? DEFAULT_PROVIDERS);
+    this.loader = new VoiceLoader(options.executionProviders ?? DEFAULT_PROVIDERS, options.logger ?? null);
     this.espeakBinary = options.espeakBinary ?? DEFAULT_ESPEAK_BINARY;
     this.lookahead = options.lookahead ?? 1;
     this.cuePauseMs = { ...DEFAULT_CUE_PAUSE_MS, ...options.cuePauseMs };
   }
 
-  /** Loads a voice ahead of the first request (start-up warm-up). */
+  /** Loads a voice ahead of the first request (start-up warm-up; logs its execution provider). */
   preload(modelDir: string): Promise<LoadedVoice> {
     return this.loader.load(modelDir);
   }

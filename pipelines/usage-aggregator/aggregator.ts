@@ -3,6 +3,7 @@ import { TOPICS } from '../../core/ports/bus.ts';
 import type { Analytics, JobCloseEvent, OutcomeEvent } from '../../core/ports/analytics.ts';
 import type { JobEvent } from '../../core/ports/job-events.ts';
 import type { BusMessage } from '../../core/ports/bus.ts';
+import type { Metrics } from '../../core/metrics.ts';
 import { jobCloseProblem, outcomeProblem } from './validation.ts';
 
 /** A finished job closes its `queued` usage row as ok or error. */
@@ -56,7 +57,7 @@ async function setAsideMalformed<T>(bus: Bus, topic: string, messages: BusMessag
   return good;
 }
 
-export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics } & UsageAggregatorOptions): Promise<Subscription> {
+export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics?: Metrics } & UsageAggregatorOptions): Promise<Subscription> {
   const maxBatch = deps.maxBatch ?? 20_000;
   const maxWaitMs = deps.maxWaitMs ?? 250;
   const consumers = Math.max(1, deps.consumers ?? 2);
@@ -70,7 +71,9 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
         maxWaitMs,
         handler: async (messages) => {
           const events = await setAsideMalformed(deps.bus, TOPICS.outcomes, messages, (m) => m.value as OutcomeEvent, outcomeProblem);
-          if (events.length > 0) await deps.analytics.recordOutcomes(events);
+          if (events.length === 0) return;
+          await deps.analytics.recordOutcomes(events);
+          deps.metrics?.usageEventsWritten.inc({ kind: 'outcome' }, events.length);
         },
       }));
       subscriptions.push(await deps.bus.subscribeBatch<JobEvent>({
@@ -80,7 +83,9 @@ export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytic
         maxWaitMs,
         handler: async (messages) => {
           const closes = await setAsideMalformed(deps.bus, TOPICS.jobEvents, messages, (m) => jobCloseOf(m.value as JobEvent), jobCloseProblem);
-          if (closes.length > 0) await deps.analytics.recordJobCloses(closes);
+          if (closes.length === 0) return;
+          await deps.analytics.recordJobCloses(closes);
+          deps.metrics?.usageEventsWritten.inc({ kind: 'job_close' }, closes.length);
         },
       }));
     }

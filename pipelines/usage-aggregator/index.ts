@@ -8,7 +8,7 @@ export default definePlugin({
   version: '2.0.0',
   coreApi: 2,
   description: 'Usage aggregator: request.outcomes and tts.job.events into analytics, idempotent on event ids',
-  deps: { bus: coreServices.bus, analytics: coreServices.analytics, logger: coreServices.logger },
+  deps: { bus: coreServices.bus, analytics: coreServices.analytics, logger: coreServices.logger, metrics: coreServices.metrics },
   register({ deps, worker }) {
     worker({
       name: 'aggregator',

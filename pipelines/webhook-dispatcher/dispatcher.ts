@@ -49,7 +49,7 @@ export interface DispatcherDeps {
   blobs: Pick<Blobs, 'exists'>;
   downloads: Pick<DownloadLinks, 'sign'>;
   logger: Logger;
-  metrics?: Pick<Metrics, 'webhookDeliveries'>;
+  metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDeliveriesDead'>;
   config: Config['webhooks'];
 }
 
@@ -64,6 +64,7 @@ export async function startWebhookDispatcher(deps: DispatcherDeps, overrides: Pa
   const options: DispatcherOptions = { ...DEFAULT_DISPATCHER_OPTIONS, retryScale: deps.config.retryScale, ...overrides };
   // The delivered series exists from the start, so a dashboard shows 0 rather than nothing.
   deps.metrics?.webhookDeliveries.inc({ result: 'delivered' }, 0);
+  deps.metrics?.webhookDeliveriesDead.inc(0);
   const https = options.transport
     ? null
     : createHttpsTransport({

@@ -28,7 +28,7 @@ export interface SchedulerDeps {
   attempt(delivery: ClaimedDelivery['delivery']): Promise<AttemptOutcome>;
   clock: Clock;
   logger: Logger;
-  metrics?: Pick<Metrics, 'webhookDeliveries'>;
+  metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDeliveriesDead'>;
   options: SchedulerOptions;
 }
 
@@ -61,8 +61,10 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     const { delivery, leaseToken } = claimed;
     try {
       const outcome = await deps.attempt(delivery);
-      const written = await store.recordAttempt(attemptRecord(delivery, leaseToken, outcome, options.retryScale));
+      const record = attemptRecord(delivery, leaseToken, outcome, options.retryScale);
+      const written = await store.recordAttempt(record);
       deps.metrics?.webhookDeliveries.inc({ result: outcome.error ?? 'delivered' });
+      if (written && record.status === 'DEAD') deps.metrics?.webhookDeliveriesDead.inc();
       if (!written) logger.warn('webhook attempt finished after its lease was taken over; result dropped', { deliveryId: delivery.id });
     } catch (err) {
       // Nothing recorded: the lease runs out and the same attempt is made again.

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
-import { billingFor, identityFor, openDocumentsOnly } from '../../core/kernel/runtime.ts';
+import { billingFor, identityFor, openDocumentsOnly, openRecordsForAdmin } from '../../core/kernel/runtime.ts';
 import { createMemoryCounters } from '../../core/adapters/counters/memory.ts';
+import { reconcileAll } from '../../core/billing/reconciliation.ts';
 import { createAdminService } from './service.ts';
 import { validate } from '../../core/http/validate.ts';
 import { ApiError } from '../../core/errors.ts';
@@ -22,7 +23,10 @@ const USAGE = `usage: npm run admin -- <command> [options]   (prints JSON)
                 a person who signs in (OAuth consent, console); the password is hashed with scrypt
   list-users    --account <id>
   create-clone  --account <id> --name <n> --base-voice <voiceId> [--engine v4|v3] [--reference-gone]
-  reconcile     --grant <id>`;
+  reconcile     --grant <id>
+  reconcile-all [--settle-seconds N] [--skip-usage] [--usage-window-hours N] [--usage-delay-minutes N]
+                every grant's usage against its ledger, and each account's ledger charges against
+                usage analytics over a recent window; exits 2 when something drifted`;
 
 const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
 
@@ -44,6 +48,8 @@ async function run(argv: string[]): Promise<unknown> {
       test: { type: 'boolean' }, account: { type: 'string' }, grant: { type: 'string' }, key: { type: 'string' },
       'key-name': { type: 'string' }, 'base-voice': { type: 'string' }, engine: { type: 'string' }, 'reference-gone': { type: 'boolean' },
       password: { type: 'string' }, 'no-password': { type: 'boolean' },
+      'settle-seconds': { type: 'string' }, 'skip-usage': { type: 'boolean' }, 'usage-window-hours': { type: 'string' },
+      'usage-delay-minutes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -53,6 +59,7 @@ async function run(argv: string[]): Promise<unknown> {
     return undefined;
   }
   const config = loadConfig();
+  if (command === 'reconcile-all') return reconcileAllCommand(config, o);
   const { documents, close } = await openDocumentsOnly(config);
   const billing = billingFor(config, documents);
   const admin = createAdminService({ documents, billing });
@@ -104,6 +111,31 @@ async function run(argv: string[]): Promise<unknown> {
       default:
         throw new ApiError(400, `unknown command "${command}"\n${USAGE}`);
     }
+  } finally {
+    await close();
+  }
+}
+
+/** Exit status of `reconcile-all` when grants or accounts drifted (the report is printed as usual). */
+const DRIFT_EXIT_CODE = 2;
+
+function nonNegative(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new ApiError(400, `--${flag} must be a number of at least 0`);
+  return n;
+}
+
+async function reconcileAllCommand(config: ReturnType<typeof loadConfig>, o: Record<string, string | boolean | undefined>) {
+  const settleMs = nonNegative(o['settle-seconds'] as string | undefined, 'settle-seconds', 30) * 1000;
+  const windowMs = nonNegative(o['usage-window-hours'] as string | undefined, 'usage-window-hours', 24) * 3_600_000;
+  const delayMs = nonNegative(o['usage-delay-minutes'] as string | undefined, 'usage-delay-minutes', 15) * 60_000;
+  const skipUsage = o['skip-usage'] === true;
+  const { documents, analytics, close } = await openRecordsForAdmin(config, { analytics: !skipUsage });
+  try {
+    const report = await reconcileAll({ documents, analytics }, { settleMs, usageWindow: skipUsage ? null : { windowMs, delayMs } });
+    if (report.grantsDrifted > 0 || (report.usage?.accountsDrifted ?? 0) > 0) process.exitCode = DRIFT_EXIT_CODE;
+    return report;
   } finally {
     await close();
   }

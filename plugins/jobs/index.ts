@@ -21,8 +21,10 @@ export default definePlugin({
     counters: coreServices.counters,
     config: coreServices.config,
     logger: coreServices.logger,
+    metrics: coreServices.metrics,
   },
   register({ deps, route }) {
+    deps.metrics.registerCollector(async () => deps.metrics.queueDepth.set(await deps.jobs.countActive()));
     registerJobRoutes(route, deps.counters.idempotency, createJobsService(deps));
   },
 });

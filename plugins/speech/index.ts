@@ -3,6 +3,7 @@ import { coreServices } from '../../core/services.ts';
 import { registerSpeechRoutes } from './routes.ts';
 import { createSpeechService } from './service.ts';
 import { startStaleCopySweeper } from './sweeper.ts';
+import { SERVICE_POOL } from './slots.ts';
 
 /**
  * Synchronous and streaming speech: `POST /audio/speech` (the compatible
@@ -27,8 +28,12 @@ export default definePlugin({
     jobs: coreServices.jobs,
     blobs: coreServices.blobs,
     counters: coreServices.counters,
+    metrics: coreServices.metrics,
   },
   register({ deps, route, worker }) {
+    // The service-wide pool lives in the counters store (Redis in a fleet): every API process reports the same figure.
+    deps.metrics.streamSlotsCapacity.set(deps.config.limits.streamCapacity);
+    deps.metrics.registerCollector(async () => deps.metrics.streamSlotsInUse.set(await deps.counters.slots.inUse(SERVICE_POOL)));
     registerSpeechRoutes(route, createSpeechService(deps));
     // Saved copies are this plugin's rows: it fails the ones a crashed process left streaming.
     worker({ name: 'stale-copy-sweeper', role: 'api', start: async () => startStaleCopySweeper(deps) });

@@ -75,7 +75,7 @@ async function main(): Promise<void> {
       blobs: { exists: async () => true },
       downloads: createDownloadLinks('bench-signing-secret-0123456789', 'https://api.vieneu.test'),
       logger: createLogger('warn'),
-      metrics: { webhookDeliveries: counter } as unknown as Pick<Metrics, 'webhookDeliveries'>,
+      metrics: { webhookDeliveries: counter, webhookDeliveriesDead: { inc: () => undefined } } as unknown as Pick<Metrics, 'webhookDeliveries' | 'webhookDeliveriesDead'>,
       config: { allowLoopback: true, caFile: pki.caFile, retryScale: 1 },
     },
     { concurrency: CONCURRENCY, maxPerEndpoint: MAX_PER_ENDPOINT, pollIntervalMs: 50 },

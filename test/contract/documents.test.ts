@@ -252,6 +252,39 @@ function documentsContract(adapter: string, open: Open): void {
     t.deepEqual(await docs.ledger.sumByGrant('grant_none'), { charged: 0, refunded: 0, entries: 0 });
   });
 
+  it('ledger sums over a window count entries with from <= at < to', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant());
+    const at = ['2026-11-20T23:59:59.999Z', '2026-11-21T00:00:00.000Z', '2026-11-21T12:00:00.000Z', '2026-11-22T00:00:00.000Z'];
+    const charges = at.map((now, i) => chargeOf(grant, 100 * (i + 1), { now }));
+    for (const c of charges) t.true(await docs.ledger.append(c.entry));
+    t.true(await docs.ledger.append({ ...refundOf(charges[2]!, 30).entry, at: '2026-11-21T13:00:00.000Z' }));
+    const day = { from: '2026-11-21T00:00:00.000Z', to: '2026-11-22T00:00:00.000Z' };
+    t.deepEqual(await docs.ledger.sumByGrant(grant.id, day), { charged: 500, refunded: 30, entries: 3 });
+    t.deepEqual(await docs.ledger.sumByGrant(grant.id), { charged: 1000, refunded: 30, entries: 5 });
+    t.deepEqual(await docs.ledger.sumByGrant(grant.id, { from: day.to, to: day.to }), { charged: 0, refunded: 0, entries: 0 });
+  });
+
+  it('every grant is walked once, in id order, a page at a time', async (docs, t) => {
+    const ids = Array.from({ length: 7 }, (_, i) => `grant_page_${randomUUID()}_${i}`);
+    for (const id of ids) await docs.grants.create(newGrant({ id }));
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const page: Grant[] = await docs.grants.listPage(after, 3);
+      t.true(page.length <= 3);
+      if (page.length === 0) break;
+      seen.push(...page.map((g) => g.id));
+      after = page[page.length - 1]!.id;
+    }
+    const ours = seen.filter((id) => ids.includes(id));
+    t.deepEqual(ours, [...ids].sort());
+    t.deepEqual(seen, [...seen].sort(), 'pages come in id order');
+    t.is(new Set(seen).size, seen.length, 'no grant twice');
+    const [first] = await docs.grants.listPage(null, 1);
+    t.like(first, { usedTokens: 0, status: 'active' });
+    t.deepEqual(await docs.grants.listPage(null, 0), []);
+  });
+
   it('cloned voices are stored and listed per account', async (docs, t) => {
     const clone = {
       id: `clone_${randomUUID()}`, accountId: 'acct_c', name: 'Lan', engine: 'v4',

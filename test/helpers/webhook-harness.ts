@@ -3,6 +3,7 @@ import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
 import { createSqliteWebhooks } from '../../core/adapters/webhooks/sqlite.ts';
 import { createDownloadLinks, type DownloadLinks } from '../../core/downloads.ts';
 import { createLogger } from '../../core/logger.ts';
+import type { Metrics } from '../../core/metrics.ts';
 import type { Bus, MessageHandler, Subscription } from '../../core/ports/bus.ts';
 import type { Documents } from '../../core/ports/documents.ts';
 import { jobEventId, type JobCompletedEvent, type JobFailedEvent } from '../../core/ports/job-events.ts';
@@ -55,7 +56,7 @@ export interface WebhookHarness {
   /** host name -> addresses; a name not listed fails like NXDOMAIN */
   dns: Map<string, string[]>;
   resolve: Resolver;
-  dispatcher(config: { allowLoopback: boolean; caFile?: string | null; retryScale?: number }, options?: Partial<DispatcherOptions>): Promise<WebhookDispatcher>;
+  dispatcher(config: { allowLoopback: boolean; caFile?: string | null; retryScale?: number; metrics?: Metrics }, options?: Partial<DispatcherOptions>): Promise<WebhookDispatcher>;
   close(): Promise<void>;
 }
 
@@ -83,6 +84,7 @@ export function createWebhookHarness(serviceAllowsLoopback = true): WebhookHarne
           store, bus, downloads,
           blobs: { exists: async (key) => blobs.has(key) },
           logger: createLogger('silent'),
+          metrics: config.metrics,
           config: { allowLoopback: config.allowLoopback, caFile: config.caFile ?? null, retryScale: config.retryScale ?? 1 },
         },
         { clock, resolve, autoStart: false, ...options },

@@ -7,6 +7,7 @@ import { verifyWebhookSignature } from '../../pipelines/webhook-dispatcher/verif
 import { makeTestPki, startReceiver, type Receiver, type TestPki } from '../helpers/webhook-receiver.ts';
 import { ACCOUNT, T0, completedEvent, createWebhookHarness, failedEvent, type WebhookHarness } from '../helpers/webhook-harness.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { createMetrics } from '../../core/metrics.ts';
 
 /**
  * Delivery against real HTTPS receivers on 127.0.0.1 with a CA made at test
@@ -141,7 +142,9 @@ test('six attempts at t+0, +0.5, +2.0, +5.5, +13.0 and +28.5 minutes, then DEAD 
   const endpoint = await register(h, receiver.url());
   const event = failedEvent();
   await fanOut(h.store, event, new Date(T0));
-  const dispatcher = await h.dispatcher({ allowLoopback: true, caFile: pki.caFile });
+  const metrics = createMetrics(false);
+  const dispatcher = await h.dispatcher({ allowLoopback: true, caFile: pki.caFile, metrics });
+  const dead = async () => (await metrics.webhookDeliveriesDead.get()).values[0]?.value;
 
   const offsets = [0, 0.5, 2.0, 5.5, 13.0, 28.5];
   for (const [i, offset] of offsets.entries()) {
@@ -152,6 +155,7 @@ test('six attempts at t+0, +0.5, +2.0, +5.5, +13.0 and +28.5 minutes, then DEAD 
     const record = await deliveryOf(h, endpoint.id);
     t.like(record, { attempts: i + 1, lastStatusCode: 500, lastError: 'http_5xx', lastAttemptAt: new Date(h.clock.ms).toISOString() });
     if (i < 5) t.is(record.nextAttemptAt, new Date(T0 + offsets[i + 1] * MINUTE).toISOString());
+    t.is(await dead(), i < 5 ? 0 : 1, 'webhook_deliveries_dead_total counts the delivery once it is DEAD');
   }
   t.like(await deliveryOf(h, endpoint.id), { status: 'DEAD', attempts: 6, nextAttemptAt: null, deliveredAt: null });
   const [notification] = await h.store.listNotifications(ACCOUNT, 10);
@@ -159,6 +163,7 @@ test('six attempts at t+0, +0.5, +2.0, +5.5, +13.0 and +28.5 minutes, then DEAD 
 
   h.clock.advance(24 * 60 * MINUTE);
   t.is(await dispatcher.runDue(), 0, 'a DEAD delivery is never resent');
+  t.is(await dead(), 1);
   t.is(receiver.received.length, 6);
   t.deepEqual(receiver.received.map((r) => JSON.parse(r.rawBody.toString()).attempt), [1, 2, 3, 4, 5, 6]);
   t.true(receiver.received.every((r) => r.headers['service-event-id'] === event.eventId));

@@ -11,6 +11,10 @@ import { phonemesToIds, joinClauses } from '../../inference/engines/phoneme-ids.
 import { locateVoiceFiles, parseVoiceConfig, VoiceConfigError } from '../../inference/engines/piper-config.ts';
 import { rmsLevel } from '../../core/speechkit/audio/pcm.ts';
 import { writeTinyVoice, tinyVoiceConfig } from '../helpers/make-tiny-onnx.ts';
+import { waitFor } from '../helpers/wait.ts';
+import type { Logger } from '../../core/logger.ts';
+import { createLocalEngine } from '../../inference/engines/factory.ts';
+import { cudaProviderInstalled, logVoiceLoaded } from '../../inference/engines/onnx-session.ts';
 
 let root = '';
 let single = '';
@@ -142,4 +146,37 @@ test('the router sends onnx voices to the onnx engine and espeak voices to espea
   await t.throwsAsync(async () => {
     for await (const _ of espeakOnly.synthesize({ text: 'Chào.', voice: onnxVoice(single), speed: 1, sampleRate: 16000 })) break;
   }, { name: 'EngineUnavailableError' });
+});
+
+function recordingLogger() {
+  const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+  const log = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
+  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), child: () => logger };
+  return { logger, lines };
+}
+
+test('start-up: an engine given ONNX voices loads them at once and logs the execution provider of each', async (t) => {
+  const { logger, lines } = recordingLogger();
+  const local = createLocalEngine({ logger, voices: [onnxVoice(single), onnxVoice(multi, 1), onnxVoice(single)] });
+  t.teardown(() => local.close());
+  await waitFor(() => lines.length >= 2, { what: 'both voices to load' });
+  const loaded = lines.filter((l) => l.msg.startsWith('onnx voice loaded'));
+  t.deepEqual(loaded.map((l) => l.fields.modelDir).sort(), [multi, single].sort(), 'one line per voice directory');
+  for (const line of loaded) {
+    // This machine has no CUDA provider installed (.npmrc skips it) and no GPU: CPU, said plainly.
+    t.like(line, { level: 'info', msg: 'onnx voice loaded on the cpu execution provider', fields: { provider: 'cpu', cudaProviderInstalled: cudaProviderInstalled() } });
+    t.deepEqual(line.fields.requested, ['cuda', 'cpu']);
+  }
+});
+
+test('a GPU pod whose voice fell back to CPU is a warning naming the missing CUDA provider', (t) => {
+  const { logger, lines } = recordingLogger();
+  logVoiceLoaded(logger, { dir: '/models/mai', provider: 'cpu' }, { requested: ['cuda', 'cpu'], failed: [], cudaInstalled: false, gpuPresent: true });
+  logVoiceLoaded(logger, { dir: '/models/mai', provider: 'cpu' }, { requested: ['cuda', 'cpu'], failed: ['cuda: libcudnn.so.9 not found'], cudaInstalled: true, gpuPresent: true });
+  logVoiceLoaded(logger, { dir: '/models/mai', provider: 'cuda' }, { requested: ['cuda', 'cpu'], failed: [], cudaInstalled: true, gpuPresent: true });
+  t.like(lines[0], { level: 'warn', fields: { provider: 'cpu', gpuDevice: true, cudaProviderInstalled: false } });
+  t.regex(lines[0]!.msg, /not installed in this image \(build the runtime-gpu target\)/);
+  t.like(lines[1], { level: 'warn', fields: { failedProviders: ['cuda: libcudnn.so.9 not found'] } });
+  t.regex(lines[1]!.msg, /CUDA provider failed to load/);
+  t.like(lines[2], { level: 'info', msg: 'onnx voice loaded on the cuda execution provider' });
 });

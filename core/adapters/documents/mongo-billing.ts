@@ -182,6 +182,12 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     get: read,
     listActive: (accountId) => list({ accountId, status: 'active' }),
     listByAccount: (accountId) => list({ accountId }),
+    async listPage(afterId, limit) {
+      if (limit <= 0) return [];
+      const filter: Filter<GrantDoc> = afterId === null ? {} : { _id: { $gt: afterId } };
+      const docs = await grants.find(filter, { projection: GRANT_PROJECTION }).sort({ _id: 1 }).limit(limit).toArray();
+      return docs.map(toGrant);
+    },
     async setStatus(id, status) {
       await grants.updateOne({ _id: id }, { $set: { status } });
     },

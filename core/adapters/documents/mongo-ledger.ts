@@ -1,4 +1,4 @@
-import { MongoServerError, type Collection, type Document } from 'mongodb';
+import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb';
 import type { LedgerEntry, LedgerStore, OutboxStore } from '../../ports/documents.ts';
 import type { GrantDoc, LedgerDoc } from './mongo-billing.ts';
 
@@ -49,10 +49,12 @@ export function createMongoLedger(ledger: Collection<LedgerDoc>): LedgerStore {
         throw err;
       }
     },
-    async sumByGrant(grantId) {
+    async sumByGrant(grantId, window) {
+      // Entry times are ISO 8601 strings of one format, so they compare as strings (index grantId, at).
+      const match: Filter<LedgerDoc> = window ? { grantId, at: { $gte: window.from, $lt: window.to } } : { grantId };
       const [row] = await ledger
         .aggregate<{ charged: number; refunded: number; entries: number }>([
-          { $match: { grantId } },
+          { $match: match },
           {
             $group: {
               _id: null,

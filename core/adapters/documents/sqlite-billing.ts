@@ -89,6 +89,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     `SELECT ${GRANT_COLUMNS} FROM grants WHERE account_id = ? AND status = 'active' ORDER BY created_at, rowid`,
   );
   const selectAll = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE account_id = ? ORDER BY created_at, rowid`);
+  const selectPage = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE id > ? ORDER BY id LIMIT ?`);
   const updateStatus = db.prepare('UPDATE grants SET status = ? WHERE id = ?');
   const chargeGrant = db.prepare(CHARGE_SQL);
   const refundGrant = db.prepare(REFUND_SQL);
@@ -166,6 +167,10 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     async listByAccount(accountId) {
       return (selectAll.all(accountId) as GrantRow[]).map(toGrant);
     },
+    async listPage(afterId, limit) {
+      if (limit <= 0) return [];
+      return (selectPage.all(afterId ?? '', limit) as GrantRow[]).map(toGrant);
+    },
     async setStatus(id: string, status: GrantStatus) {
       wrote(updateStatus.run(status, id));
     },
@@ -211,15 +216,16 @@ export function createSqliteLedger(db: EmbeddedDb): LedgerStore {
     SELECT COALESCE(SUM(CASE WHEN kind = 'charge' THEN tokens END), 0) AS charged,
            COALESCE(SUM(CASE WHEN kind = 'refund' THEN tokens END), 0) AS refunded,
            COUNT(*) AS entries
-    FROM ledger WHERE grant_id = ?`);
+    FROM ledger WHERE grant_id = @grantId AND at >= @from AND at < @to`);
   const list = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger WHERE grant_id = ? ORDER BY at, rowid`);
   const writes = groupCommit(db);
   return {
     async append(entry: LedgerEntry) {
       return writes.run(() => append.run(entryParams(entry)).changes === 1);
     },
-    async sumByGrant(grantId) {
-      return sum.get(grantId) as { charged: number; refunded: number; entries: number };
+    async sumByGrant(grantId, window) {
+      // Entry times are ISO 8601 strings of one format, so they compare as text; '~' sorts after every digit.
+      return sum.get({ grantId, from: window?.from ?? '', to: window?.to ?? '~' }) as { charged: number; refunded: number; entries: number };
     },
     async listByGrant(grantId) {
       return list.all(grantId).map(toEntry);

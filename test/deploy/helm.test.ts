@@ -1,0 +1,288 @@
+import test from 'ava';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments, parse } from 'yaml';
+import { loadConfig } from '../../config/load.ts';
+import { importFeatures } from '../../core/kernel/loader.ts';
+import { KUBE_VERSION, readText, requireTools, run, type DeployTools } from './tools.ts';
+
+/**
+ * The chart (helm/vieneu-tts) checked by the real tools: `helm lint`, `helm
+ * template` for the default values and for ci/production-values.yaml, and
+ * every rendered manifest validated by kubeconform against the Kubernetes
+ * 1.33 schemas, offline. ServiceMonitor and PrometheusRule are CRDs with no
+ * schema there: kubeconform skips them (-skip) and the tests below check
+ * their fields. Then what the tools cannot know: every pod would pass the
+ * platform's own configuration check, and the chart keeps the rules of
+ * issue 15 (node directly, probes on the ops port, grace above the shutdown
+ * timeout, one Deployment per pipelines entry, GPU inference).
+ */
+const CHART = path.resolve('helm/vieneu-tts');
+const PRODUCTION = path.join(CHART, 'ci/production-values.yaml');
+const CRDS = ['ServiceMonitor', 'PrometheusRule'];
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+
+type Rendered = { status: number | null; manifests: Manifest[]; text: string; stderr: string };
+const rendered = new Map<string, Rendered>();
+
+/** `helm template` once per set of values (tests read the parsed manifests, never change them). */
+function template(tools: DeployTools, values: readonly string[] = [], sets: string[] = []): Rendered {
+  const args = ['template', 'rel', CHART, '--namespace', 'tts', '--kube-version', KUBE_VERSION, ...values.flatMap((v) => ['-f', v]), ...sets.flatMap((s) => ['--set', s])];
+  const key = args.join('\u0000');
+  let result = rendered.get(key);
+  if (!result) {
+    const out = run(tools.helm, args);
+    const manifests = out.status === 0 ? parseAllDocuments(out.stdout).map((d) => d.toJS() as Manifest).filter(Boolean) : [];
+    result = { status: out.status, manifests, text: out.stdout, stderr: out.stderr };
+    rendered.set(key, result);
+  }
+  return result;
+}
+
+function kubeconform(tools: DeployTools, text: string) {
+  return run(tools.kubeconform, [
+    '-strict', '-summary', '-output', 'json', '-kubernetes-version', KUBE_VERSION,
+    '-schema-location', tools.schemaLocation, '-skip', CRDS.join(','), '-',
+  ], { input: text });
+}
+
+const byKind = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
+const named = (manifests: Manifest[], kind: string, name: string) => manifests.find((m) => m.kind === kind && m.metadata.name === name);
+
+for (const [label, values] of [['default values', []], ['production values', [PRODUCTION]]] as const) {
+  test(`helm lint passes with the ${label}`, async (t) => {
+    const tools = await requireTools(t);
+    if (!tools) return;
+    const result = run(tools.helm, ['lint', CHART, '--strict', ...values.flatMap((v) => ['-f', v])]);
+    t.is(result.status, 0, result.stdout + result.stderr);
+  });
+
+  test(`every manifest rendered with the ${label} is valid Kubernetes ${KUBE_VERSION} (kubeconform, strict)`, async (t) => {
+    const tools = await requireTools(t);
+    if (!tools) return;
+    const chart = template(tools, values);
+    t.is(chart.status, 0, chart.stderr);
+    const result = kubeconform(tools, chart.text);
+    t.is(result.status, 0, result.stdout + result.stderr);
+    const summary = JSON.parse(result.stdout).summary as { valid: number; invalid: number; errors: number; skipped: number };
+    const crds = chart.manifests.filter((m) => CRDS.includes(m.kind)).length;
+    t.deepEqual(summary, { valid: chart.manifests.length - crds, invalid: 0, errors: 0, skipped: crds });
+    t.true(summary.valid >= 20);
+  });
+}
+
+test('kubeconform with these schemas does refuse a broken manifest (the check can fail)', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const broken = template(tools).text.replace(/terminationGracePeriodSeconds: (\d+)/, 'terminationGracePeriodSeconds: "$1s"').replace('automountServiceAccountToken: false', 'automountServiceAcountToken: false');
+  const result = kubeconform(tools, broken);
+  t.not(result.status, 0);
+  t.regex(result.stdout, /terminationGracePeriodSeconds/);
+  t.regex(result.stdout, /automountServiceAcountToken/);
+});
+
+test('values.schema.json refuses bad values at lint time', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  for (const bad of ['api.port=0', 'shutdownTimeoutSeconds=0', 'config.ROLES=api', 'pipelines.deployments[0].modules=plugins/speech', 'terminationGraceMarginSeconds=1', 'image.pullPolicy=Sometimes']) {
+    const result = run(tools.helm, ['lint', CHART, '--set', bad]);
+    t.not(result.status, 0, `${bad} was accepted`);
+  }
+});
+
+test('each role is its own Deployment; pipelines has one per values entry, each with its own MODULES', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  for (const values of [[], [PRODUCTION]] as const) {
+    const { manifests } = template(tools, values);
+    const deployments = byKind(manifests, 'Deployment');
+    const settings = parse(readText(values[0] ?? path.join(CHART, 'values.yaml')));
+    const entries = (settings.pipelines?.deployments ?? parse(readText(path.join(CHART, 'values.yaml'))).pipelines.deployments) as Array<{ name: string; modules: string }>;
+    t.is(deployments.length, 2 + entries.length);
+    for (const entry of entries) {
+      const d = named(manifests, 'Deployment', `rel-${entry.name}`)!;
+      t.truthy(d, entry.name);
+      const env = envOf(d);
+      t.like(env, { ROLES: 'pipelines', MODULES: entry.modules });
+      t.is(d.spec.template.metadata.labels['vieneu.io/deployment'], entry.name);
+    }
+    t.like(envOf(named(manifests, 'Deployment', 'rel-api')!), { ROLES: 'api', MODULES: 'inference', INFERENCE_URL: 'http://rel-inference:9090' });
+    t.like(envOf(named(manifests, 'Deployment', 'rel-inference')!), { ROLES: 'inference', MODULES: 'inference', INFERENCE_PORT: '9090' });
+  }
+});
+
+function envOf(deployment: Manifest): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of deployment.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>) if (e.value !== undefined) env[e.name] = e.value;
+  return env;
+}
+
+test('pods run node dist/core/main.js under the image entrypoint, probe /healthz and /readyz on the ops port, and get more grace than the shutdown timeout', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  for (const values of [[], [PRODUCTION]] as const) {
+    const { manifests } = template(tools, values);
+    for (const d of byKind(manifests, 'Deployment')) {
+      const pod = d.spec.template.spec;
+      const container = pod.containers[0];
+      t.is(container.command, undefined, `${d.metadata.name}: the entrypoint (tini) stays`);
+      t.deepEqual(container.args, ['node', 'dist/core/main.js'], d.metadata.name);
+      t.false(JSON.stringify(container).includes('npm'), `${d.metadata.name} never runs npm`);
+      const env = envOf(d);
+      const shutdown = Number(env.SHUTDOWN_TIMEOUT_SECONDS);
+      t.true(shutdown > 0);
+      const preStop = container.lifecycle.preStop.sleep.seconds as number;
+      t.true(pod.terminationGracePeriodSeconds > shutdown + preStop + 2, `${d.metadata.name}: grace ${pod.terminationGracePeriodSeconds} vs shutdown ${shutdown} + preStop ${preStop} + the 2 s force-exit margin`);
+      const ops = container.ports.find((p: { name: string }) => p.name === 'ops');
+      t.is(String(ops.containerPort), env.OPS_PORT);
+      t.like(container.livenessProbe, { httpGet: { path: '/healthz', port: 'ops' } });
+      t.like(container.startupProbe, { httpGet: { path: '/healthz', port: 'ops' } });
+      t.like(container.readinessProbe, { httpGet: { path: '/readyz', port: 'ops' } });
+      t.truthy(container.resources.requests?.cpu && container.resources.limits?.memory, `${d.metadata.name} has resources`);
+      t.like(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+      t.like(pod.securityContext, { runAsNonRoot: true, runAsUser: 10001 });
+      t.true(byKind(manifests, 'PodDisruptionBudget').some((b) => b.metadata.name === d.metadata.name) || d.metadata.name === 'rel-reconciler', `${d.metadata.name} has a PDB`);
+    }
+  }
+});
+
+test('inference runs on GPU nodes: nvidia.com/gpu limit, node selector, toleration, the -gpu image, HPA on the tts.jobs lag', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const { manifests } = template(tools, [PRODUCTION]);
+  const d = named(manifests, 'Deployment', 'rel-inference')!;
+  const pod = d.spec.template.spec;
+  t.is(pod.containers[0].resources.limits['nvidia.com/gpu'], 1);
+  t.deepEqual(pod.nodeSelector, { 'nvidia.com/gpu.present': 'true' });
+  t.true(pod.tolerations.some((x: { key: string }) => x.key === 'nvidia.com/gpu'));
+  t.is(pod.containers[0].image, 'registry.vieneu.vn/platform/vieneu-tts:0.1.0-gpu');
+  t.like(pod.containers[0].volumeMounts.find((m: { name: string }) => m.name === 'models'), { mountPath: '/models', readOnly: true });
+  t.is(d.spec.replicas, undefined, 'the HPA owns the replica count');
+  const hpa = named(manifests, 'HorizontalPodAutoscaler', 'rel-inference')!;
+  t.like(hpa.spec, { scaleTargetRef: { kind: 'Deployment', name: 'rel-inference' }, minReplicas: 4, maxReplicas: 16 });
+  t.like(hpa.spec.metrics[0], { type: 'External', external: { metric: { name: 'bus_consumer_lag', selector: { matchLabels: { topic: 'tts.jobs', group: 'inference' } } }, target: { type: 'AverageValue', averageValue: '10' } } });
+  const api = named(manifests, 'HorizontalPodAutoscaler', 'rel-api')!;
+  t.like(api.spec.metrics[0], { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 65 } } });
+  t.like(named(manifests, 'HorizontalPodAutoscaler', 'rel-usage-aggregator')!.spec.metrics[0].external.metric.selector.matchLabels, { topic: 'request.outcomes', group: 'usage-aggregator' });
+
+  const cpu = template(tools, [], ['inference.gpu.enabled=false', 'inference.nodeSelector=null', 'inference.tolerations=null']).manifests;
+  const plain = named(cpu, 'Deployment', 'rel-inference')!.spec.template.spec;
+  t.is(plain.containers[0].resources.limits['nvidia.com/gpu'], undefined);
+  t.is(plain.containers[0].image, 'registry.example.com/vieneu-tts:0.1.0');
+});
+
+test('settings come from the ConfigMap, secrets from existing Secrets by name and key; the chart makes a Secret only when asked', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const { manifests } = template(tools, [PRODUCTION]);
+  t.is(byKind(manifests, 'Secret').length, 0);
+  const config = named(manifests, 'ConfigMap', 'rel-config')!;
+  t.like(config.data, { KAFKA_BROKERS: 'kafka-0.kafka.data:9092,kafka-1.kafka.data:9092,kafka-2.kafka.data:9092', CLICKHOUSE_URL: 'http://clickhouse.data:8123' });
+  const api = named(manifests, 'Deployment', 'rel-api')!.spec.template.spec.containers[0];
+  t.deepEqual(api.envFrom, [{ configMapRef: { name: 'rel-config' } }]);
+  const secretEnv = Object.fromEntries((api.env as Array<{ name: string; valueFrom?: { secretKeyRef: unknown } }>).filter((e) => e.valueFrom).map((e) => [e.name, e.valueFrom!.secretKeyRef]));
+  t.deepEqual(secretEnv.MONGODB_URL, { name: 'mongo-vieneu-credentials', key: 'connectionString', optional: false });
+  t.deepEqual(secretEnv.ADMIN_TOKEN, { name: 'vieneu-tts-app', key: 'ADMIN_TOKEN', optional: false });
+  t.deepEqual(Object.keys(secretEnv).sort(), ['ADMIN_TOKEN', 'CLICKHOUSE_PASSWORD', 'METRICS_TOKEN', 'MONGODB_URL', 'REDIS_URL', 'URL_SIGNING_SECRET']);
+
+  const made = template(tools, [], ['secrets.existingSecret=', 'secrets.values.ADMIN_TOKEN=a-long-admin-token-123']);
+  t.like(named(made.manifests, 'Secret', 'rel-secrets'), { type: 'Opaque', stringData: { ADMIN_TOKEN: 'a-long-admin-token-123' } } as any);
+  const none = template(tools, [], ['secrets.existingSecret=']);
+  t.not(none.status, 0);
+  t.regex(none.stderr, /set secrets.existingSecret/);
+});
+
+test('every rendered pod passes the platform\'s own configuration check, and its PLUGINS and MODULES load', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const secrets: Record<string, string> = {
+    MONGODB_URL: 'mongodb://mongo:27017/?replicaSet=rs0', REDIS_URL: 'redis://redis:6379', CLICKHOUSE_PASSWORD: 'x',
+    ADMIN_TOKEN: 'admin-token-0123456789', URL_SIGNING_SECRET: 'signing-secret-0123456789', METRICS_TOKEN: 'metrics-token-0123456789',
+  };
+  for (const values of [[], [PRODUCTION]] as const) {
+    const { manifests } = template(tools, values);
+    const configMap = named(manifests, 'ConfigMap', 'rel-config')!.data!;
+    for (const d of byKind(manifests, 'Deployment')) {
+      const env = { ...configMap, ...secrets, ...envOf(d) } as NodeJS.ProcessEnv;
+      const config = loadConfig(env);
+      const features = await importFeatures(config);
+      for (const { definition } of features) {
+        const problem = definition.config?.validate(env, { allowUnknown: true, convert: true }).error;
+        t.falsy(problem, `${d.metadata.name}: ${definition.id}: ${problem?.message}`);
+      }
+      t.true(features.length > 0, d.metadata.name);
+    }
+  }
+});
+
+test('one ServiceMonitor scrapes every pod\'s ops port through the headless metrics Service; the PrometheusRule is the checked rules file', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const { manifests } = template(tools, [PRODUCTION]);
+  const monitor = byKind(manifests, 'ServiceMonitor')[0]!;
+  t.is(monitor.apiVersion, 'monitoring.coreos.com/v1');
+  t.like(monitor.metadata.labels, { release: 'kube-prometheus-stack' });
+  const service = named(manifests, 'Service', 'rel-metrics')!;
+  for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels as Record<string, string>)) t.is(service.metadata.labels![k], v, `the ServiceMonitor selects the metrics Service by ${k}`);
+  t.is(service.spec.clusterIP, 'None');
+  t.deepEqual(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path]), [['ops', '/metrics']]);
+  t.true(service.spec.ports.some((p: { name: string }) => p.name === 'ops'));
+  for (const d of byKind(manifests, 'Deployment')) {
+    const labels = d.spec.template.metadata.labels as Record<string, string>;
+    t.true(Object.entries(service.spec.selector).every(([k, v]) => labels[k] === v), `${d.metadata.name} is behind the metrics Service`);
+  }
+  const rule = byKind(manifests, 'PrometheusRule')[0]!;
+  t.deepEqual(rule.spec, parse(readText(path.join(CHART, 'alerts/vieneu-tts.rules.yaml'))));
+  const dashboard = named(manifests, 'ConfigMap', 'rel-dashboard')!;
+  t.deepEqual(JSON.parse(dashboard.data!['vieneu-tts.json']!), JSON.parse(readText(path.join(CHART, 'dashboards/vieneu-tts.json'))));
+});
+
+test('NetworkPolicies: the ops port only from monitoring, the synthesis port only from the API pods', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const { manifests } = template(tools, [PRODUCTION]);
+  const policies = byKind(manifests, 'NetworkPolicy');
+  t.deepEqual(policies.map((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/component']).sort(), ['api', 'inference', 'pipelines']);
+  const inference = policies.find((p) => p.metadata.name === 'rel-inference')!;
+  const synth = inference.spec.ingress.find((r: { ports: Array<{ port: number }> }) => r.ports[0]!.port === 9090);
+  t.deepEqual(synth.from, [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'api' } } }]);
+  for (const policy of policies) {
+    const ops = policy.spec.ingress.find((r: { ports: Array<{ port: number }> }) => r.ports[0]!.port === 9464);
+    t.deepEqual(ops.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+  }
+  const ingress = named(manifests, 'Ingress', 'rel-api')!;
+  t.like(ingress.spec.rules[0].http.paths[0].backend, { service: { name: 'rel-api', port: { number: 80 } } });
+  const annotations = (ingress.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+  t.deepEqual(Object.keys(annotations), ['cert-manager.io/cluster-issuer'], 'only what the values set: no edge limits from the chart');
+});
+
+test('the chart README documents every key of values.yaml', async (t) => {
+  const readme = readText(path.join(CHART, 'README.md'));
+  const keys: string[] = [];
+  const walk = (value: unknown, prefix: string) => {
+    if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0 && !['config', 'secrets.env', 'secrets.values', 'nodeSelector', 'labels', 'resources', 'selector', 'annotations', 'podSecurityContext', 'securityContext'].some((leaf) => prefix === leaf || prefix.endsWith(`.${leaf}`))) {
+      for (const [k, v] of Object.entries(value)) walk(v, prefix ? `${prefix}.${k}` : k);
+    } else {
+      keys.push(prefix);
+    }
+  };
+  walk(parse(readText(path.join(CHART, 'values.yaml'))), '');
+  const missing = keys.filter((k) => !readme.includes(`\`${k}\``));
+  t.deepEqual(missing, [], 'values without a row in helm/vieneu-tts/README.md');
+});
+
+test('the production values file is what the schema accepts and names no value the chart ignores', async (t) => {
+  const schema = JSON.parse(readText(path.join(CHART, 'values.schema.json')));
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-values-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // additionalProperties: false at every level the chart reads, so a typo in a key is an error, not a silent default.
+  t.false(schema.additionalProperties);
+  t.false(schema.properties.api.additionalProperties);
+  t.false(schema.properties.pipelines.properties.deployments.items.additionalProperties);
+  const tools = await requireTools(t);
+  if (!tools) return;
+  writeFileSync(path.join(dir, 'typo.yaml'), 'api:\n  replica: 3\n');
+  t.not(run(tools.helm, ['lint', CHART, '-f', path.join(dir, 'typo.yaml')]).status, 0, 'api.replica (typo) is refused');
+});
