@@ -16,6 +16,7 @@ import { createKeyAuthenticator, type CredentialVerifier } from '../http/auth.ts
 import { createIdentityService } from '../identity/service.ts';
 import { createSelfApi, type BindableSelfApi } from '../self-api.ts';
 import { instrumentBus } from '../bus-metrics.ts';
+import { loggerReporter, type BusErrorReporter } from '../adapters/bus/retry.ts';
 import { coreServices, createServiceFactory, createServiceRef, type Lifecycle, type PluginDatabase, type Publisher, type ServiceFactory } from '../services.ts';
 
 /**
@@ -123,8 +124,8 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
       create: ({ records }, requester): PluginDatabase => pluginDatabase(records, requester.pluginId),
     }),
     createServiceFactory({
-      ref: coreServices.bus, deps: { metrics: coreServices.metrics },
-      create: async ({ metrics }) => instrumentBus(await openBus(config, embeddedDb), metrics),
+      ref: coreServices.bus, deps: { metrics: coreServices.metrics, logger: coreServices.logger },
+      create: async ({ metrics, logger }) => instrumentBus(await openBus(config, embeddedDb, loggerReporter(config.kafka ? 'kafka' : 'local', logger)), metrics),
       close: (bus) => bus.close(),
     }),
     createServiceFactory({
@@ -172,13 +173,13 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
   };
 }
 
-async function openBus(config: Config, embeddedDb: () => EmbeddedDb): Promise<Bus> {
+async function openBus(config: Config, embeddedDb: () => EmbeddedDb, onError: BusErrorReporter): Promise<Bus> {
   if (config.kafka) {
     const { createKafkaBus } = await import('../adapters/bus/kafka.ts');
-    return createKafkaBus(config.kafka);
+    return createKafkaBus({ ...config.kafka, onError });
   }
   const { createLocalBus } = await import('../adapters/bus/local.ts');
-  return createLocalBus(embeddedDb());
+  return createLocalBus(embeddedDb(), { onError });
 }
 
 async function openAnalytics(config: Config, embeddedDb: () => EmbeddedDb): Promise<Analytics> {

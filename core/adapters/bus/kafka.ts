@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
-import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
+import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
 import { consumerGroupId, isRetriable, quietLogCreator, retryRetriable } from './kafka-support.ts';
 
 /**
@@ -45,7 +45,7 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN, logCreator: quietLogCreator });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
-  const onError = opts.onError ?? stderrReporter('kafka');
+  const onError = opts.onError ?? loggerReporter('kafka');
   const admin = kafka.admin();
   // Idempotent producer: broker-side dedupe of retried sends, which needs one request in flight to keep order.
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });

@@ -4,7 +4,7 @@ import type { BatchSubscribeOptions, Bus, OutgoingMessage, SubscribeOptions, Sub
 import { runBatchWorker, runMessageWorker, type ConsumerContext } from './local-consumer.ts';
 import { GroupState, Member } from './local-group.ts';
 import { openMessageLog, type StoredMessage } from './local-log.ts';
-import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
+import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
 
 /**
  * The embedded bus: a durable, partitioned log in the shared SQLite file with
@@ -50,7 +50,7 @@ function sharedState(db: EmbeddedDb): SharedState {
 export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus {
   const pollMs = opts.pollMs ?? 250;
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
-  const onError = opts.onError ?? stderrReporter('local');
+  const onError = opts.onError ?? loggerReporter('local');
   const log = openMessageLog(db, opts.partitions ?? 8, opts.retainPerPartition ?? 100_000);
   const shared = sharedState(db);
   const subscriptions = new Set<Subscription>();

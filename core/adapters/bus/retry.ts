@@ -1,3 +1,5 @@
+import { createLogger, type Logger } from '../../logger.ts';
+
 /** Retry and dead-letter rules shared by both bus adapters, so they fail the same way. */
 
 export type BusErrorReporter = (error: unknown, context: { topic: string; group: string; ids: string[]; attempt: number }) => void;
@@ -12,10 +14,11 @@ export function backoffMs(base: number, attempt: number): number {
   return Math.min(MAX_BACKOFF_MS, base * 2 ** (attempt - 1));
 }
 
-/** The default reporter: one line on stderr per failed delivery. */
-export function stderrReporter(adapter: string): BusErrorReporter {
+/** Reports each failed delivery as one structured log line (the platform passes its own logger). */
+export function loggerReporter(adapter: string, logger: Logger = createLogger('info')): BusErrorReporter {
   return (error, { topic, group, ids, attempt }) => {
-    const reason = error instanceof Error ? error.message : String(error);
-    console.error(`${adapter} bus: ${group} on ${topic} failed (attempt ${attempt}, ${ids.join(',') || 'no message'}): ${reason}`);
+    logger.warn('bus delivery failed; it will be retried or dead-lettered', {
+      adapter, topic, group, attempt, messages: ids, err: error instanceof Error ? error : new Error(String(error)),
+    });
   };
 }
