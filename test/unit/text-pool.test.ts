@@ -3,7 +3,8 @@ import { isMainThread } from 'node:worker_threads';
 import { PoolBusyError, WorkerPool } from '../../core/speechkit/worker-pool.ts';
 import { OFF_THREAD_MIN_LENGTH, prepareForRequest, speechTextOffLoop } from '../../core/speechkit/text/speech-text-request.ts';
 import { speechText } from '../../core/speechkit/text/speech-text.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
+import { toApiError } from '../../core/http/envelopes.ts';
 
 type In = { echo?: string; crash?: boolean; hang?: boolean };
 type Out = { echo?: string; thread: string };
@@ -54,7 +55,7 @@ test('long texts are prepared in the pool with the same result as inline prepara
 
 test('prepareForRequest turns outcomes into the API refusals (422 moderation, 400 expansion, 400 nothing to speak)', async (t) => {
   const base = { aiRefine: true, moderationTerms: ['ma túy'], param: 'text' };
-  const refuse = async (text: string) => (await t.throwsAsync(prepareForRequest({ ...base, text, sourceCharacters: [...text].length }), { instanceOf: ApiError })) as ApiError;
+  const refuse = async (text: string) => toApiError(await t.throwsAsync(prepareForRequest({ ...base, text, sourceCharacters: [...text].length }), { instanceOf: DomainError }));
   t.like(await refuse('buôn ma túy '.repeat(200)), { status: 422 });
   t.like(await refuse('1≤'.repeat(800) + '1'), { status: 400, code: 'TEXT_EXPANSION_LIMIT' });
   t.like(await refuse('[music] … \u200B'.repeat(100)), { status: 400, code: 'NOTHING_TO_SPEAK' });
