@@ -7,7 +7,7 @@ import type { VoiceCatalog } from '../../../core/catalog.ts';
 import type { BillingService } from '../../../core/billing/service.ts';
 import type { Logger } from '../../../core/logger.ts';
 import type { Lifecycle } from '../../../core/services.ts';
-import { isAbortError } from '../../../core/speechkit/abort.ts';
+import { isAbortError, linkedController } from '../../../core/speechkit/abort.ts';
 import type { AudiobookStore } from '../store/port.ts';
 import type { ChapterRecord, PartRecord } from '../store/records.ts';
 import type { AudiobookSettings } from '../config.ts';
@@ -80,7 +80,7 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
   }
 
   /** Renders what is left of a claimed chapter; returns when it is rendered, paused, or lost to someone else. */
-  async function render(message: ChapterMessage, chapter: ChapterRecord): Promise<void> {
+  async function render(message: ChapterMessage, chapter: ChapterRecord, signal: AbortSignal): Promise<void> {
     const { bookId, index } = chapter;
     const voiceOf = await voicesOf(bookId);
     const script = await store.readSegments(bookId, index, 0, chapter.segments);
@@ -97,7 +97,8 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
         return;
       }
       if (handBack.signal.aborted) throw new HandedBack(message);
-      const samples = await renderPart(deps, partKey(bookId, index, p), { units: units.slice(range.from, range.to), voiceOf, signal: handBack.signal });
+      if (signal.aborted) return;
+      const samples = await renderPart(deps, partKey(bookId, index, p), { units: units.slice(range.from, range.to), voiceOf, signal });
       parts[p] = { samples, renderedAt: new Date().toISOString(), attempt: chapter.attempt };
       while (parts.length < plan.length) parts.push(null);
       const recorded = await store.updateChapter(bookId, index, { parts, partsPlanned: plan.length, lastProgressAt: new Date().toISOString() }, mine(chapter));
@@ -125,12 +126,20 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
       if (again?.status === 'rendering' && again.attempt === attempt && again.dispatchSeq === seq && again.dispatch === 'running') throw new LeaseHeld(message);
       return;
     }
+    // The chapter was taken from this worker (its attempt failed for lack of progress): stop the engine.
+    const lost = new AbortController();
+    const signal = linkedController(handBack.signal, lost.signal).signal;
     const renewer = setInterval(() => {
-      void store.updateChapter(bookId, index, { leaseUntil: later(settings.leaseMs) }, mine(claimed)).catch(() => undefined);
+      void store.updateChapter(bookId, index, { leaseUntil: later(settings.leaseMs) }, mine(claimed))
+        .then((held) => held || lost.abort(new Error('chapter taken from this worker')))
+        .catch(() => undefined);
     }, Math.max(100, settings.leaseMs / 3));
     try {
-      await render(message, claimed);
+      await render(message, claimed, signal);
     } catch (err) {
+      if (lost.signal.aborted && !handBack.signal.aborted) {
+        return void logger.warn('audiobook chapter was taken from this worker mid-render', { bookId, chapter: index });
+      }
       if (handBack.signal.aborted && (err instanceof HandedBack || isAbortError(err))) {
         // Back to the queue; the message stays uncommitted and comes back to a member of the group.
         await store.updateChapter(bookId, index, { dispatch: 'queued', leaseOwner: null, leaseUntil: null }, mine(claimed));
