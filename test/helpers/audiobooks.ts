@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { startTestPlatform, type TestPlatform } from './platform.ts';
 import { waitFor } from './wait.ts';
 
@@ -71,4 +74,48 @@ export function chapterPrice(title: string, segments: Segment[]): number {
 export async function grantUsed(p: TestPlatform, grantId: string): Promise<number> {
   const res = await p.admin(`/grants/${grantId}/reconcile`);
   return ((await res.json()) as { usedTokens: number }).usedTokens;
+}
+
+const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+const ffprobePath = (createRequire(import.meta.url)('@ffprobe-installer/ffprobe') as { path: string }).path;
+
+function runTool(binary: string, args: string[], input: Buffer): Promise<{ stdout: Buffer; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(binary, args, { encoding: 'buffer', maxBuffer: 1 << 28 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${path.basename(binary)} failed: ${stderr.toString()}`)) : resolve({ stdout, stderr: stderr.toString() }));
+    // ffprobe stops reading once it has what it needs: the rest of the input is not its concern.
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(input);
+  });
+}
+
+/** Integrated loudness and true peak as ffmpeg's ebur128 filter measures them. */
+export async function ebur128(audio: Buffer): Promise<{ integrated: number; truePeak: number }> {
+  const { stderr } = await runTool(ffmpegPath, ['-hide_banner', '-nostats', '-i', 'pipe:0', '-af', 'ebur128=peak=true', '-f', 'null', '-'], audio);
+  const summary = stderr.slice(stderr.lastIndexOf('Summary:'));
+  return { integrated: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)![1]), truePeak: Number(/Peak:\s+(-?[\d.]+) dBFS/.exec(summary)![1]) };
+}
+
+/** Decoded mono 48 kHz s16le samples. */
+export async function decodeSamples(audio: Buffer): Promise<Int16Array> {
+  const { stdout } = await runTool(ffmpegPath, ['-v', 'error', '-i', 'pipe:0', '-f', 's16le', '-ac', '1', '-ar', '48000', 'pipe:1'], audio);
+  return new Int16Array(stdout.buffer, stdout.byteOffset, stdout.length / 2);
+}
+
+/** Seconds of silence (under -50 dBFS) at the start and at the end. */
+export function edgeSilences(samples: Int16Array, rate = 48000): { lead: number; tail: number } {
+  const loud = (s: number) => Math.abs(s) > 32768 * 10 ** (-50 / 20);
+  let first = 0;
+  while (first < samples.length && !loud(samples[first]!)) first++;
+  let last = samples.length - 1;
+  while (last > 0 && !loud(samples[last]!)) last--;
+  return { lead: first / rate, tail: (samples.length - 1 - last) / rate };
+}
+
+/** Codec, rate, channels, bit rate and tags as ffprobe reads them. */
+export async function probeTags(audio: Buffer): Promise<{ codec: string; sampleRate: number; channels: number; bitRate: number; tags: Record<string, string> }> {
+  const { stdout } = await runTool(ffprobePath, ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels,bit_rate:format_tags', '-of', 'json', 'pipe:0'], audio);
+  const json = JSON.parse(stdout.toString()) as { streams: Array<Record<string, string | number>>; format: { tags?: Record<string, string> } };
+  const s = json.streams[0]!;
+  return { codec: String(s.codec_name), sampleRate: Number(s.sample_rate), channels: Number(s.channels), bitRate: Number(s.bit_rate), tags: json.format.tags ?? {} };
 }

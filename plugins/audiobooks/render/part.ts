@@ -3,6 +3,7 @@ import type { Blobs } from '../../../core/ports/blobs.ts';
 import type { SpeechEngine, VoiceProfile } from '../../../core/ports/engine.ts';
 import { prepareText } from '../../../core/speechkit/text/prepare.ts';
 import { silence } from '../../../core/speechkit/audio/pcm.ts';
+import { linkedController } from '../../../core/speechkit/abort.ts';
 import type { ScriptUnit } from '../script.ts';
 import { trimSilence } from './trim.ts';
 
@@ -26,10 +27,16 @@ async function* partPcm(engine: SpeechEngine, input: PartInput): AsyncGenerator<
     if (unit.gapBefore > 0) yield silence(unit.gapBefore * 1000, BOOK_SAMPLE_RATE);
     const prepared = prepareText(unit.text);
     if (prepared.chunks.length === 0) continue;
-    const speech = engine.synthesize({ text: prepared.text, voice: input.voiceOf(unit.speaker), speed: 1, sampleRate: BOOK_SAMPLE_RATE, signal: input.signal });
-    yield* trimSilence((async function* () {
-      for await (const chunk of speech) yield chunk.pcm;
-    })());
+    // One signal per unit: what the engine hangs on it goes away with the unit, not with the chapter.
+    const unit$ = linkedController(input.signal);
+    try {
+      const speech = engine.synthesize({ text: prepared.text, voice: input.voiceOf(unit.speaker), speed: 1, sampleRate: BOOK_SAMPLE_RATE, signal: unit$.signal });
+      yield* trimSilence((async function* () {
+        for await (const chunk of speech) yield chunk.pcm;
+      })());
+    } finally {
+      unit$.abort();
+    }
   }
 }
 

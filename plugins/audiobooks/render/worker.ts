@@ -128,14 +128,14 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
     }
     // The chapter was taken from this worker (its attempt failed for lack of progress): stop the engine.
     const lost = new AbortController();
-    const signal = linkedController(handBack.signal, lost.signal).signal;
+    const linked = linkedController(handBack.signal, lost.signal);
     const renewer = setInterval(() => {
       void store.updateChapter(bookId, index, { leaseUntil: later(settings.leaseMs) }, mine(claimed))
         .then((held) => held || lost.abort(new Error('chapter taken from this worker')))
         .catch(() => undefined);
     }, Math.max(100, settings.leaseMs / 3));
     try {
-      await render(message, claimed, signal);
+      await render(message, claimed, linked.signal);
     } catch (err) {
       if (lost.signal.aborted && !handBack.signal.aborted) {
         return void logger.warn('audiobook chapter was taken from this worker mid-render', { bookId, chapter: index });
@@ -149,6 +149,8 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
       await failAttempt({ ...deps, retryMs: settings.retryMs }, claimed, reason, mine(claimed));
     } finally {
       clearInterval(renewer);
+      // Drops its listener on the worker-wide hand-back signal.
+      linked.abort();
     }
   }
 
