@@ -55,9 +55,10 @@ export async function getBook(p: TestPlatform, key: string, bookId: string): Pro
 export function waitForBook(p: TestPlatform, key: string, bookId: string, statuses: string[], timeoutMs = 60_000): Promise<any> {
   return waitFor(async () => {
     const book = await getBook(p, key, bookId);
+    if (!book?.chapters) return null;
     const busy = book.chapters.some((c: any) => ['rendering', 'rendered', 'mastering'].includes(c.status));
     return statuses.includes(book.status) && !busy ? book : null;
-  }, { timeoutMs, intervalMs: 50, what: `book ${bookId} to become ${statuses.join(' or ')}` });
+  }, { timeoutMs, intervalMs: 100, what: `book ${bookId} to become ${statuses.join(' or ')}` });
 }
 
 /** A paragraph of Vietnamese narration about `n` sentences long, marked so the engine tap can tell chapters apart. */

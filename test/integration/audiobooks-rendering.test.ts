@@ -18,7 +18,7 @@ import {
 let p: TestPlatform;
 let tap: EngineTap | null = null;
 test.before(async () => {
-  p = await startAudiobookPlatform({ AUDIOBOOK_STALL_SECONDS: '3' });
+  p = await startAudiobookPlatform({ AUDIOBOOK_STALL_SECONDS: '6' });
 });
 test.after.always(() => p?.stop());
 test.afterEach.always(() => {
@@ -118,7 +118,7 @@ test.serial('two books of two accounts interleave chapter by chapter', async (t)
   const waiting = await waitFor(async () => {
     const other = await getBook(p, b.apiKey, bookB.id);
     return other.otherBooksWaiting === 1 ? other : null;
-  }, { what: 'both books started' });
+  }, { intervalMs: 100, what: 'both books started' });
   t.is(waiting.otherBooksWaiting, 1);
   await waitForBook(p, a.apiKey, bookA.id, ['completed']);
   await waitForBook(p, b.apiKey, bookB.id, ['completed']);
@@ -141,7 +141,7 @@ test.serial('books render only while no API work waits: a queued POST /tts job h
   const held = await waitFor(async () => {
     const b = await getBook(p, acct.apiKey, book.id);
     return b.waitingReason === 'gpu_busy' ? b : null;
-  }, { what: 'the book to wait on gpu_busy' });
+  }, { intervalMs: 100, what: 'the book to wait on gpu_busy' });
   t.is(held.status, 'queued');
   await sleep(500);
   t.deepEqual(bookTexts, [], 'nothing of the book rendered while the job waited');
@@ -167,12 +167,12 @@ test.serial('API work arriving mid-chapter pauses it after the current part; it 
   const segments = Array.from({ length: 8 }, (_, i) => ({ text: `Delta đoạn số ${i + 1} kể chuyện làng quê yên bình.` }));
   await addChapter(p, acct.apiKey, book.id, 'Delta', segments);
   await start(acct.apiKey, book.id);
-  await waitFor(async () => (await getBook(p, acct.apiKey, book.id)).chapters[0].progress?.partsDone >= 1, { what: 'a first part' });
+  await waitFor(async () => (await getBook(p, acct.apiKey, book.id)).chapters?.[0].progress?.partsDone >= 1, { intervalMs: 50, what: 'a first part' });
   t.is((await call(p, acct.apiKey, 'POST', '/tts', { text: 'Đây là khoá chặn của một công việc API khác.' })).status, 201);
   const paused = await waitFor(async () => {
     const b = await getBook(p, acct.apiKey, book.id);
     return b.waitingReason === 'gpu_busy' ? b : null;
-  }, { what: 'the chapter to pause' });
+  }, { intervalMs: 100, what: 'the chapter to pause' });
   t.is(paused.chapters[0].status, 'rendering');
   const doneBefore = (await getBook(p, acct.apiKey, book.id)).chapters[0].progress.partsDone;
   await sleep(600);
@@ -196,15 +196,15 @@ test.serial('cancel mid-book: the chapter rendering finishes and is billed; chap
   const chapters = [1, 2, 3].map((i) => Array.from({ length: 4 }, (_, j) => ({ text: `Epsilon chương ${i} đoạn ${j + 1} rất dài và chậm rãi.` })));
   for (const [i, segments] of chapters.entries()) await addChapter(p, acct.apiKey, book.id, `Chương ${i + 1}`, segments);
   await start(acct.apiKey, book.id);
-  await waitFor(async () => (await getBook(p, acct.apiKey, book.id)).chapters[0].progress?.partsDone >= 1, { what: 'chapter 1 to be rendering' });
+  await waitFor(async () => (await getBook(p, acct.apiKey, book.id)).chapters?.[0].progress?.partsDone >= 1, { intervalMs: 50, what: 'chapter 1 to be rendering' });
   const cancelled = await call(p, acct.apiKey, 'POST', `/audiobooks/${book.id}/cancel`);
   t.is(cancelled.status, 200);
   t.is(cancelled.body.status, 'cancelled');
   t.deepEqual(cancelled.body.chapters.map((c: any) => c.status), ['rendering', 'cancelled', 'cancelled']);
   const done = await waitFor(async () => {
     const b = await getBook(p, acct.apiKey, book.id);
-    return b.chapters[0].status === 'completed' ? b : null;
-  }, { timeoutMs: 30_000, what: 'chapter 1 to finish' });
+    return b.chapters?.[0].status === 'completed' ? b : null;
+  }, { timeoutMs: 30_000, intervalMs: 100, what: 'chapter 1 to finish' });
   const prices = chapters.map((s, i) => chapterPrice(`Chương ${i + 1}`, s));
   t.is(done.status, 'cancelled');
   t.like(done.totals, { tokensCharged: prices[0], estimatedTokens: prices[1]! + prices[2]!, completedChapters: 1 });
@@ -283,7 +283,7 @@ test.serial('quota: a book waits on its plan\'s daily cap (retried automatically
   const waiting = await waitFor(async () => {
     const b = await getBook(p, acct.apiKey, book.id);
     return b.waitingReason === 'quota' ? b : null;
-  }, { timeoutMs: 30_000, what: 'the book to wait on quota' });
+  }, { timeoutMs: 30_000, intervalMs: 100, what: 'the book to wait on quota' });
   t.is(waiting.chapters[1].status, 'pending');
   t.is(await grantUsed(p, acct.grantId), p1);
   const gift = await (await p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 10_000, isGift: true } })).json();

@@ -88,7 +88,7 @@ export async function dispatchChapter(deps: DispatchDeps, book: BookRecord, chap
     await deps.billing.refund(charge);
     return { kind: 'skipped' };
   }
-  await store.updateBook(book.id, { status: 'rendering', lastTurnAt: now, waitingReason: null, quotaRetryAt: null }, { status: STARTED });
+  await store.updateBook(book.id, { status: 'rendering', lastTurnAt: now, waitingReason: null, quotaRetryAt: null, error: null }, { status: STARTED });
   await publishChapter(deps, recorded);
   return { kind: 'dispatched' };
 }
