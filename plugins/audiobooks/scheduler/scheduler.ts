@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { BillingService } from '../../../core/billing/service.ts';
 import { STARTED, type BookRecord, type ChapterRecord, type WaitingReason } from '../store/records.ts';
 import type { AudiobookSettings } from '../config.ts';
 import type { ApiWorkProbe } from '../api-work.ts';
@@ -31,7 +30,7 @@ export function createScheduler(deps: SchedulerDeps) {
   const { store, settings, logger } = deps;
   const owner = `abk_sched_${randomUUID()}`;
   let lastSweep = 0;
-  const attemptDeps = { store, billing: deps.billing as BillingService, logger, retryMs: settings.retryMs };
+  const attemptDeps = { store, billing: deps.billing, logger, retryMs: settings.retryMs };
 
   async function sweepRefunds(): Promise<void> {
     for (const chapter of await store.chaptersInStatus(['pending', 'failed', 'cancelled', 'rendering'])) {
