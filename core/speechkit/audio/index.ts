@@ -1,8 +1,7 @@
-/** Public surface of audio encoding and mastering. */
+/** Public surface of audio encoding (audiobook mastering lives in plugins/audiobooks/mastering). */
 export * from './formats.ts';
 export { encoderAvailability, canEncode, probeEncoders, requireFfmpeg, EncoderUnavailableError, type EncoderAvailability } from './ffmpeg.ts';
 export { encodeStream, encodeBuffer, collectStream, type EncodeOptions } from './encode.ts';
-export { masterMp3, masterMp3Stream, type Id3Tags, type MasterOptions } from './master.ts';
 export { wavHeader, wavFile, parseWavHeader, wavData, WAV_HEADER_BYTES, STREAMING_DATA_BYTES, WavFormatError, type WavInfo } from './wav.ts';
 export { encodeMulaw, decodeMulaw } from './mulaw.ts';
 export { LinearResampler, resamplePcm } from './resample.ts';

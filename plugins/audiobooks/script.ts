@@ -1,0 +1,105 @@
+/**
+ * A chapter's script as the renderer reads it: the title, then every
+ * segment's lines, each with the silence that comes before it; and the cut
+ * of those units into render parts of about `partChars` characters (about
+ * 3 minutes of speech). Pure, so the plan is the same on every retry.
+ */
+
+/** Silences of SPEC "Output", in seconds. */
+export const SILENCE = {
+  /** between paragraphs and lines (segments, and lines within one) */
+  paragraph: 0.6,
+  afterTitle: 2.5,
+  sceneChange: 2,
+  fileStart: 0.5,
+  fileEnd: 3.5,
+} as const;
+
+export interface ScriptSegment {
+  speaker: string | null;
+  text: string;
+  sceneBreak: boolean;
+}
+
+export interface ScriptUnit {
+  /** position of its segment; null for the title */
+  segment: number | null;
+  /** cast speaker, null for the narrator */
+  speaker: string | null;
+  text: string;
+  /** seconds of silence before it */
+  gapBefore: number;
+}
+
+export interface PartRange {
+  /** first unit (inclusive) */
+  from: number;
+  /** last unit (exclusive) */
+  to: number;
+}
+
+const SENTENCE_BREAK = /(?<=[.!?…;:]["'”’»)\]]*)\s+/u;
+
+/** Cuts a line into pieces of at most `max` characters: at sentence ends, then at spaces. */
+export function packLine(line: string, max: number): string[] {
+  if (line.length <= max) return [line];
+  const words = line.split(SENTENCE_BREAK).flatMap((sentence) => (sentence.length <= max ? [sentence] : sentence.split(/\s+/u)));
+  const out: string[] = [];
+  let current = '';
+  for (const word of words) {
+    for (let w = word; w.length > 0;) {
+      const piece = w.slice(0, max);
+      w = w.slice(piece.length);
+      if (current && current.length + 1 + piece.length > max) {
+        out.push(current);
+        current = piece;
+      } else {
+        current = current ? `${current} ${piece}` : piece;
+      }
+    }
+  }
+  if (current) out.push(current);
+  return out;
+}
+
+/** The chapter as units: the title, 2.5 s, then each segment line by line with its gap. */
+export function scriptUnits(title: string, segments: Iterable<ScriptSegment>, maxChars: number): ScriptUnit[] {
+  const units: ScriptUnit[] = [];
+  if (title.trim()) units.push({ segment: null, speaker: null, text: title.trim(), gapBefore: 0 });
+  let position = 0;
+  let first = true;
+  for (const seg of segments) {
+    const lines = seg.text.split(/\r?\n/u).map((l) => l.trim()).filter((l) => l.length > 0);
+    lines.forEach((line, li) => {
+      packLine(line, maxChars).forEach((piece, pi) => {
+        let gap = 0;
+        if (pi === 0 && li > 0) gap = SILENCE.paragraph;
+        if (pi === 0 && li === 0) {
+          if (first) gap = units.length > 0 ? SILENCE.afterTitle : 0;
+          else gap = seg.sceneBreak ? SILENCE.sceneChange : SILENCE.paragraph;
+        }
+        units.push({ segment: position, speaker: seg.speaker, text: piece, gapBefore: gap });
+      });
+    });
+    if (lines.length > 0) first = false;
+    position++;
+  }
+  return units;
+}
+
+/** Consecutive units packed into parts of at most `maxChars` characters (a longer unit stands alone). */
+export function planParts(units: ScriptUnit[], maxChars: number): PartRange[] {
+  const parts: PartRange[] = [];
+  let from = 0;
+  let chars = 0;
+  units.forEach((unit, i) => {
+    if (i > from && chars + unit.text.length > maxChars) {
+      parts.push({ from, to: i });
+      from = i;
+      chars = 0;
+    }
+    chars += unit.text.length;
+  });
+  if (units.length > from) parts.push({ from, to: units.length });
+  return parts;
+}
