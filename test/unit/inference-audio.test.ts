@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseWavHeader, wavData, wavFile, wavHeader, WAV_HEADER_BYTES, WavFormatError } from '../../core/speechkit/audio/wav.ts';
 import { decodeMulaw, encodeMulaw, linearToMulaw } from '../../core/speechkit/audio/mulaw.ts';
-import { LinearResampler, resamplePcm } from '../../core/speechkit/audio/resample.ts';
+import { Resampler, resamplePcm } from '../../core/speechkit/audio/resample.ts';
 import { floatToPcm16, peakLevel, rmsLevel, SampleAligner } from '../../core/speechkit/audio/pcm.ts';
 import { collectStream, encodeBuffer, encodeStream } from '../../core/speechkit/audio/encode.ts';
 import { encoderAvailability, probeEncoders } from '../../core/speechkit/audio/ffmpeg.ts';
@@ -114,13 +114,14 @@ test('mu-law round trip stays within the quantisation step', (t) => {
 test('the resampler gives the same samples streamed in odd-sized chunks as in one buffer', (t) => {
   const pcm = tone(0.3, 22050);
   const whole = resamplePcm(pcm, 22050, 48000);
-  const r = new LinearResampler(22050, 48000);
+  const r = new Resampler(22050, 48000);
   const parts: Buffer[] = [];
   for (let o = 0, i = 0; o < pcm.length; i++) {
     const size = [1, 777, 2, 1501][i % 4];
     parts.push(r.push(pcm.subarray(o, o + size)));
     o += size;
   }
+  parts.push(r.flush());
   t.deepEqual(Buffer.concat(parts), whole);
 });
 

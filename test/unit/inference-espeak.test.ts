@@ -60,7 +60,7 @@ test.serial('an already-aborted signal throws AbortError before any process star
 for (const v of CATALOGUE) {
   test(`catalogue voice ${v.id} produces non-silent audio at the requested rate`, async (t) => {
     const { chunks, pcm, seconds } = await render({ voice: v, text: `Xin chào, tôi là ${v.name}. Hôm nay trời đẹp quá!`, speed: 1, sampleRate: 24000 });
-    t.true(chunks.length >= 2, 'one chunk per sentence');
+    t.true(chunks.length >= 2, 'streamed in several chunks');
     t.true(chunks.every((c) => c.sampleRate === 24000 && c.pcm.length % 2 === 0));
     t.true(rmsLevel(pcm) > 0.01, 'not silent');
     t.true(seconds > 1 && seconds < 10, `${seconds} s`);
@@ -90,7 +90,7 @@ test('a cue tag renders as a pause of silence', async (t) => {
   t.true(Math.abs(withCue.seconds - plain.seconds - 0.6) < 0.05);
 });
 
-test.serial('the first chunk arrives long before a long text is finished (streaming with lookahead)', async (t) => {
+test.serial('the first chunk arrives long before a long text is finished (streamed as espeak-ng writes it)', async (t) => {
   const text = prepareText(Array.from({ length: 25 }, (_, i) => `Đây là câu thứ ${i + 1} trong đoạn văn khá dài.`).join(' ')).text;
   const started = performance.now();
   let firstAt = 0;
@@ -99,7 +99,7 @@ test.serial('the first chunk arrives long before a long text is finished (stream
     if (count++ === 0) firstAt = performance.now() - started;
   }
   const total = performance.now() - started;
-  t.is(count, 25);
+  t.true(count >= 5, `${count} chunks`);
   // Relative, not absolute: parallel test files share two cores.
   t.true(firstAt < total / 3, `first chunk after ${firstAt.toFixed(0)} ms of ${total.toFixed(0)} ms`);
 });
@@ -124,4 +124,25 @@ test('close() aborts streams still running', async (t) => {
   await t.throwsAsync(async () => {
     for (;;) if ((await iterator.next()).done) break;
   }, { name: 'AbortError' });
+});
+
+test.serial('one espeak-ng process speaks a whole request, however many sentences', async (t) => {
+  const text = prepareText(Array.from({ length: 12 }, (_, i) => `Câu số ${i + 1}.`).join(' ')).text;
+  const seen = new Set<number>();
+  for await (const _ of engine.synthesize({ text, voice, speed: 1, sampleRate: 24000 })) {
+    for (const pid of espeakChildren()) seen.add(pid);
+  }
+  t.true(seen.size <= 1, `${seen.size} espeak-ng processes`);
+});
+
+test('a consumer that does not read holds espeak-ng back (back-pressure) instead of buffering the audio', async (t) => {
+  const text = prepareText(Array.from({ length: 400 }, (_, i) => `Đây là câu thứ ${i + 1} trong một văn bản rất dài.`).join(' ')).text;
+  const iterator = engine.synthesize({ text, voice, speed: 1, sampleRate: 48000 })[Symbol.asyncIterator]();
+  await iterator.next();
+  const before = process.memoryUsage().rss;
+  await new Promise((r) => setTimeout(r, 1500));
+  const grown = (process.memoryUsage().rss - before) / 1024 / 1024;
+  // 400 sentences are about 20 minutes of 48 kHz audio (over 100 MB): none of it may pile up.
+  t.true(grown < 20, `RSS grew ${grown.toFixed(1)} MB while nobody read`);
+  await iterator.return?.();
 });

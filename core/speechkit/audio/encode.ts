@@ -10,7 +10,7 @@ import ffmpeg from 'fluent-ffmpeg';
 import { outputRateFor, type AudioFormat } from './formats.ts';
 import { requireFfmpeg } from './ffmpeg.ts';
 import { encodeMulaw } from './mulaw.ts';
-import { LinearResampler, resamplePcm } from './resample.ts';
+import { Resampler, resamplePcm } from './resample.ts';
 import { wavFile, wavHeader } from './wav.ts';
 
 export interface EncodeOptions {
@@ -28,12 +28,18 @@ const DEFAULT_BITRATE: Record<'mp3' | 'opus', number> = { mp3: 128, opus: 48 };
 async function* encodeInProcess(
   pcm: AsyncIterable<Buffer>, format: 'wav' | 'pcm' | 'ulaw', inputRate: number, outputRate: number,
 ): AsyncGenerator<Buffer> {
-  const resampler = new LinearResampler(inputRate, outputRate);
-  if (format === 'wav') yield wavHeader(null, outputRate);
-  for await (const chunk of pcm) {
-    const out = resampler.push(chunk);
-    if (out.length === 0) continue;
-    yield format === 'ulaw' ? encodeMulaw(out) : out;
+  const resampler = new Resampler(inputRate, outputRate);
+  try {
+    if (format === 'wav') yield wavHeader(null, outputRate);
+    for await (const chunk of pcm) {
+      const out = resampler.push(chunk);
+      if (out.length === 0) continue;
+      yield format === 'ulaw' ? encodeMulaw(out) : out;
+    }
+    const tail = resampler.flush();
+    if (tail.length > 0) yield format === 'ulaw' ? encodeMulaw(tail) : tail;
+  } finally {
+    resampler.close();
   }
 }
 
