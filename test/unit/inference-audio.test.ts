@@ -12,6 +12,7 @@ import { floatToPcm16, peakLevel, rmsLevel, SampleAligner } from '../../core/spe
 import { collectStream, encodeBuffer, encodeStream } from '../../core/speechkit/audio/encode.ts';
 import { encoderAvailability, probeEncoders } from '../../core/speechkit/audio/ffmpeg.ts';
 import { masterMp3 } from '../../core/speechkit/audio/master.ts';
+import { lameArgs, lameStream } from '../../core/speechkit/audio/lame.ts';
 import { ALLOWED_SAMPLE_RATES, outputRateFor, type AudioFormat } from '../../core/speechkit/audio/formats.ts';
 import { AbortError } from '../../core/speechkit/abort.ts';
 
@@ -234,4 +235,29 @@ test('mastering: MP3, 48 kHz mono, ID3 tags, peaks held under -3 dBTP after loud
   // -3 dBTP is 0.708; MP3 decoding adds a little overshoot.
   t.true(peak < 0.78, `peak ${peak}`);
   t.true(peak > 0.05, 'not silent');
+});
+
+test.serial('mp3 goes through Debian\'s lame when it is installed, and through ffmpeg when it is not', async (t) => {
+  const availability = encoderAvailability();
+  if (!availability.lame) {
+    console.log('lame is not installed (apt-get install lame; .ci/run does): only the ffmpeg path is exercised');
+  }
+  const savedPath = process.env.PATH;
+  try {
+    process.env.PATH = '/nonexistent';
+    const viaFfmpeg = await collectStream(encodeStream(pieces(tone(1, 22050)), { inputRate: 22050, format: 'mp3', outputRate: 48000 }));
+    const p = await probe(viaFfmpeg, 'mp3', 48000);
+    t.is(p.codec, 'mp3');
+    t.is(p.sampleRate, 48000);
+  } finally {
+    process.env.PATH = savedPath;
+  }
+  if (availability.lame) {
+    t.deepEqual(lameArgs(22050, 128).slice(0, 4), ['--quiet', '-r', '-s', '22.05']);
+    const viaLame = await collectStream(lameStream(pieces(tone(1, 48000)), 48000, 128));
+    const p = await probe(viaLame, 'mp3', 48000);
+    t.is(p.codec, 'mp3');
+    t.is(p.sampleRate, 48000);
+    t.true(Math.abs(p.duration - 1) < 0.1, `duration ${p.duration}`);
+  }
 });

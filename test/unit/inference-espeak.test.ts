@@ -144,5 +144,5 @@ test('a consumer that does not read holds espeak-ng back (back-pressure) instead
   const grown = (process.memoryUsage().rss - before) / 1024 / 1024;
   // 400 sentences are about 20 minutes of 48 kHz audio (over 100 MB): none of it may pile up.
   t.true(grown < 20, `RSS grew ${grown.toFixed(1)} MB while nobody read`);
-  await iterator.return?.();
+  await iterator.return?.(undefined);
 });

@@ -1,5 +1,7 @@
 /** Public surface of audio encoding and mastering. */
 export * from './formats.ts';
+export { lameStream, lameArgs, lameBinary } from './lame.ts';
+export { findExecutable } from './binaries.ts';
 export { encoderAvailability, canEncode, probeEncoders, requireFfmpeg, EncoderUnavailableError, type EncoderAvailability } from './ffmpeg.ts';
 export { encodeStream, encodeBuffer, collectStream, type EncodeOptions } from './encode.ts';
 export { masterMp3, masterMp3Stream, type Id3Tags, type MasterOptions } from './master.ts';
