@@ -13,14 +13,16 @@
  *     route's pcm default; mp3 at 48 kHz);
  *   - time to first byte;
  *   - characters per second with 8 requests at a time.
- * Figures are medians over rounds. Exits 1 when a target is missed.
+ * Figures are medians over rounds. Then the server's RSS growth over 1,000
+ * more requests (one in five mp3), 8 at a time. Exits 1 when a target is
+ * missed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnServer } from './lib.ts';
 import {
-  CHARS_200, ESPEAK_ARGS, TEXT_200, cpuPerRun, fmt, median, post, report, runEspeak, runPipeline, throughput, type Timed,
+  CHARS_200, ESPEAK_ARGS, TEXT_200, cpuPerRun, fmt, median, post, report, rssMb, runEspeak, runPipeline, throughput, type Timed,
 } from './speech-lib.ts';
 import { findExecutable } from '../../core/speechkit/audio/binaries.ts';
 
@@ -81,6 +83,13 @@ try {
     push('mp3.tput', (await throughput(CONCURRENCY, SECONDS, CHARS_200, apiMp3)).charsPerSecond);
     console.log(`round ${round + 1}: ${Object.entries(rows).map(([k, v]) => `${k} ${fmt(v[v.length - 1], 1)}`).join(', ')}`);
   }
+  const rssBefore = rssMb(pid);
+  let next = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < 1000) await (next++ % 5 === 4 ? apiMp3() : apiPcm());
+  }));
+  await new Promise((r) => setTimeout(r, 500));
+  const rssAfter = rssMb(pid);
   const med = (k: string) => median(rows[k] ?? [NaN]);
   const ttfbGoal = 2 * med('bare.ttfb') + 10;
   const verdicts = [
@@ -88,6 +97,7 @@ try {
     { name: '8 concurrent pcm, characters/s', measured: fmt(med('pcm.tput')), baseline: `espeak-ng ${fmt(med('bare.tput'))}`, target: `≥ 0.6× (ratio ${fmt(med('pcm.tput') / med('bare.tput'), 2)})`, ok: med('pcm.tput') >= 0.6 * med('bare.tput') },
     { name: 'time to first byte, pcm', measured: `${fmt(med('pcm.ttfb'), 1)} ms`, baseline: `espeak-ng ${fmt(med('bare.ttfb'), 1)} ms`, target: `≤ 2× + 10 ms (${fmt(ttfbGoal, 1)} ms)`, ok: med('pcm.ttfb') <= ttfbGoal },
     { name: '8 concurrent mp3 48 kHz 128 kbps, characters/s', measured: fmt(med('mp3.tput')), baseline: mp3Pipeline ? `espeak-ng \\| lame ${fmt(med('pipe.tput'))}` : 'lame not installed', target: `≥ 0.8× (ratio ${fmt(med('mp3.tput') / med('pipe.tput'), 2)})`, ok: med('mp3.tput') >= 0.8 * med('pipe.tput') },
+    { name: 'server RSS growth over 1,000 requests', measured: `${fmt(rssAfter - rssBefore, 1)} MB`, baseline: `${fmt(rssBefore)} MB before`, target: '< 50 MB', ok: rssAfter - rssBefore < 50 },
   ];
   console.log(`\nCPU per mp3 request (48 kHz, 128 kbps): ${fmt(med('mp3.cpu'), 1)} ms = ${fmt(med('mp3.cpu') / med('bare.cpu'), 1)}× bare espeak-ng`);
   console.log(`${ROUNDS} rounds, medians; ${SEQUENTIAL} sequential requests per CPU figure, ${CONCURRENCY} at a time for ${SECONDS} s per throughput figure; text ${CHARS_200} characters`);
