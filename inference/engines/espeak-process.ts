@@ -75,10 +75,10 @@ export async function renderEspeak(binary: string, text: string, voice: EspeakVo
 
 /**
  * After the first piece, PCM is handed on in pieces of at least this many
- * bytes (about 0.37 s at 22,050 Hz): espeak writes 4 KB at a time, and
+ * bytes (about 0.74 s at 22,050 Hz): espeak writes 4 KB at a time, and
  * every piece costs a trip through the resampler, encoder and socket.
  */
-export const STREAM_PIECE_BYTES = 16_384;
+export const STREAM_PIECE_BYTES = 32_768;
 
 /**
  * One espeak-ng process for a whole text, its PCM streamed as espeak writes

@@ -13,6 +13,8 @@ import type { ReadRunner, UsageStatement } from './sqlite-usage-sql.ts';
 
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Linux gives each thread its own nice value: the request-serving thread wins when both want the CPU.
+try { require('node:os').setPriority(0, 10); } catch {}
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
