@@ -25,6 +25,7 @@ import {
   CHARS_200, ESPEAK_ARGS, TEXT_200, cpuPerRun, fmt, median, post, report, rssMb, runEspeak, runPipeline, throughput, type Timed,
 } from './speech-lib.ts';
 import { findExecutable } from '../../core/speechkit/audio/binaries.ts';
+import { encoderAvailability } from '../../core/speechkit/audio/ffmpeg.ts';
 
 const ROUNDS = Math.max(1, Number(process.argv[2] ?? 3));
 const SEQUENTIAL = 30;
@@ -34,8 +35,14 @@ const ADMIN = 'bench-admin-token-0123456789';
 
 const lame = findExecutable('lame');
 const espeakCmd = `espeak-ng ${ESPEAK_ARGS.join(' ')} --stdin`;
+const systemFfmpeg = findExecutable('ffmpeg');
+const bundledFfmpeg = encoderAvailability().ffmpeg;
+const ffmpegArgs = '-v error -i - -ar 48000 -ac 1 -c:a libmp3lame -b:a 128k -f mp3 -';
+/** The same encode (13 s of speech, 22,050 → 48,000 Hz, 128 kbps mono) through each encoder this machine has. */
 const encoderPipelines: Record<string, string | null> = {
   'espeak-ng | lame (Debian)': lame ? `${espeakCmd} | ${lame} --quiet -m m -b 128 --resample 48 - -` : null,
+  'espeak-ng | ffmpeg (Debian)': systemFfmpeg && systemFfmpeg !== bundledFfmpeg ? `${espeakCmd} | ${systemFfmpeg} ${ffmpegArgs}` : null,
+  'espeak-ng | ffmpeg (bundled static build)': bundledFfmpeg ? `${espeakCmd} | ${bundledFfmpeg} ${ffmpegArgs}` : null,
 };
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-bench-'));
@@ -77,12 +84,22 @@ try {
     push('bare.cpu', b.cpuMs); push('bare.ttfb', median(b.ttfb));
     push('pcm.cpu', p.cpuMs); push('pcm.ttfb', median(p.ttfb));
     push('mp3.cpu', m.cpuMs);
+    if (mp3Pipeline) push('pipe.cpu', (await cpuPerRun(Math.ceil(SEQUENTIAL / 3), process.pid, () => runPipeline(mp3Pipeline, TEXT_200))).cpuMs);
     push('bare.tput', (await throughput(CONCURRENCY, SECONDS, CHARS_200, bare)).charsPerSecond);
     push('pcm.tput', (await throughput(CONCURRENCY, SECONDS, CHARS_200, apiPcm)).charsPerSecond);
     if (mp3Pipeline) push('pipe.tput', (await throughput(CONCURRENCY, SECONDS, CHARS_200, () => runPipeline(mp3Pipeline, TEXT_200))).charsPerSecond);
     push('mp3.tput', (await throughput(CONCURRENCY, SECONDS, CHARS_200, apiMp3)).charsPerSecond);
     console.log(`round ${round + 1}: ${Object.entries(rows).map(([k, v]) => `${k} ${fmt(v[v.length - 1], 1)}`).join(', ')}`);
   }
+  console.log('\nencoders, CPU per 200-character request of the whole pipeline (espeak-ng included), 10 sequential runs:');
+  for (const [name, command] of Object.entries(encoderPipelines)) {
+    if (!command) {
+      console.log(`  ${name}: not installed`);
+      continue;
+    }
+    console.log(`  ${name}: ${fmt((await cpuPerRun(10, process.pid, () => runPipeline(command, TEXT_200), true)).cpuMs, 1)} ms`);
+  }
+
   const rssBefore = rssMb(pid);
   let next = 0;
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
@@ -99,7 +116,7 @@ try {
     { name: '8 concurrent mp3 48 kHz 128 kbps, characters/s', measured: fmt(med('mp3.tput')), baseline: mp3Pipeline ? `espeak-ng \\| lame ${fmt(med('pipe.tput'))}` : 'lame not installed', target: `≥ 0.8× (ratio ${fmt(med('mp3.tput') / med('pipe.tput'), 2)})`, ok: med('mp3.tput') >= 0.8 * med('pipe.tput') },
     { name: 'server RSS growth over 1,000 requests', measured: `${fmt(rssAfter - rssBefore, 1)} MB`, baseline: `${fmt(rssBefore)} MB before`, target: '< 50 MB', ok: rssAfter - rssBefore < 50 },
   ];
-  console.log(`\nCPU per mp3 request (48 kHz, 128 kbps): ${fmt(med('mp3.cpu'), 1)} ms = ${fmt(med('mp3.cpu') / med('bare.cpu'), 1)}× bare espeak-ng`);
+  console.log(`\nCPU per mp3 request (48 kHz, 128 kbps): ${fmt(med('mp3.cpu'), 1)} ms = ${fmt(med('mp3.cpu') / med('bare.cpu'), 1)}× bare espeak-ng; the bare pipeline espeak-ng | lame run from Node: ${fmt(med('pipe.cpu'), 1)} ms`);
   console.log(`${ROUNDS} rounds, medians; ${SEQUENTIAL} sequential requests per CPU figure, ${CONCURRENCY} at a time for ${SECONDS} s per throughput figure; text ${CHARS_200} characters`);
   const ok = report(verdicts);
   console.log(ok ? 'PASS: all speech-efficiency targets met' : 'FAIL: a speech-efficiency target was missed');
