@@ -56,6 +56,7 @@ export async function* synthesizeChunks(
   };
   // One resampler per source rate keeps the filter continuous across chunk seams.
   const resamplers = new Map<number, Resampler>();
+  let index = 0;
   try {
     for await (const rendered of renderAhead(chunks, render, { depth: options.lookahead, signal: request.signal })) {
       throwIfAborted(request.signal);
@@ -64,11 +65,11 @@ export async function* synthesizeChunks(
         resampler = new Resampler(rendered.sampleRate, request.sampleRate);
         resamplers.set(rendered.sampleRate, resampler);
       }
-      const pcm = resampler.push(rendered.pcm);
+      let pcm = resampler.push(rendered.pcm);
+      // The filter's tail rides with the last chunk: still one chunk per sentence.
+      if (++index === chunks.length) pcm = Buffer.concat([pcm, ...[...resamplers.values()].map((r) => r.flush())]);
       if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
     }
-    const tail = Buffer.concat([...resamplers.values()].map((r) => r.flush()));
-    if (tail.length > 0) yield { pcm: tail, sampleRate: request.sampleRate };
   } finally {
     for (const r of resamplers.values()) r.close();
   }
