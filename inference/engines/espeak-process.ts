@@ -7,6 +7,7 @@ import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { parseWavHeader, wavData } from '../../core/speechkit/audio/wav.ts';
 import { SampleAligner } from '../../core/speechkit/audio/pcm.ts';
 import { abortError, throwIfAborted } from '../../core/speechkit/abort.ts';
+import { launchEspeak, type SpareEspeaks } from './espeak-spares.ts';
 
 /** Found on PATH (Debian installs it as /usr/bin/espeak-ng). */
 export const DEFAULT_ESPEAK_BINARY = 'espeak-ng';
@@ -86,19 +87,14 @@ export const STREAM_PIECE_BYTES = 32_768;
  * A consumer that stops pulling leaves the pipe full, which pauses espeak
  * (back-pressure); memory stays at the pipe and stream buffers.
  */
-export async function* streamEspeak(binary: string, text: string, voice: EspeakVoiceArgs, signal?: AbortSignal): AsyncGenerator<RenderedPcm> {
+export async function* streamEspeak(
+  binary: string, text: string, voice: EspeakVoiceArgs, signal?: AbortSignal, spares?: SpareEspeaks,
+): AsyncGenerator<RenderedPcm> {
   throwIfAborted(signal);
-  const child = spawn(binary, synthArgs(voice), { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { if (stderr.length < 2000) stderr += d.toString(); });
-  const exited = new Promise<{ code: number | null; sig: NodeJS.Signals | null } | Error>((resolve) => {
-    child.once('error', resolve);
-    child.once('close', (code, sig) => resolve({ code, sig }));
-  });
+  const args = synthArgs(voice);
+  const { child, exited, stderr } = spares ? spares.take(args) : launchEspeak(binary, args);
   const onAbort = () => child.kill('SIGKILL');
   signal?.addEventListener('abort', onAbort, { once: true });
-  // EPIPE when the child dies early is reported through 'close' instead.
-  child.stdin.on('error', () => undefined);
   child.stdin.end(text, 'utf8');
   try {
     let head: Buffer | null = Buffer.alloc(0);
@@ -136,7 +132,7 @@ export async function* streamEspeak(binary: string, text: string, voice: EspeakV
     if (result instanceof Error) {
       throw (result as NodeJS.ErrnoException).code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found (${binary})`) : result;
     }
-    if (result.code !== 0) throw new Error(`espeak-ng exited with ${result.code ?? result.sig}: ${stderr.trim().slice(0, 300)}`);
+    if (result.code !== 0) throw new Error(`espeak-ng exited with ${result.code ?? result.sig}: ${stderr().trim().slice(0, 300)}`);
     if (size > 0) yield { pcm: Buffer.concat(parts, size), sampleRate };
   } finally {
     signal?.removeEventListener('abort', onAbort);

@@ -13,9 +13,12 @@ import { Resampler } from '../../core/speechkit/audio/resample.ts';
 import { linkedController, throwIfAborted } from '../../core/speechkit/abort.ts';
 import { DEFAULT_CUE_PAUSE_MS, validateRequest } from './chunked.ts';
 import { DEFAULT_ESPEAK_BINARY, runEspeakRaw, streamEspeak, type EspeakVoiceArgs, type RenderedPcm } from './espeak-process.ts';
+import { SpareEspeaks } from './espeak-spares.ts';
 
 export interface EspeakEngineOptions {
   binary?: string;
+  /** keep started espeak-ng processes ready for the next requests (default true) */
+  spares?: boolean;
   cuePauseMs?: Partial<Record<CueTag, number>>;
   /** words per minute at speed 1 when the voice does not say (default 165) */
   baseWordsPerMinute?: number;
@@ -40,6 +43,7 @@ export function espeakVoiceArgs(voice: VoiceProfile, speed: number, baseWpm = 16
 export class EspeakEngine implements SpeechEngine {
   readonly name = 'espeak-ng';
   private readonly binary: string;
+  private readonly spares: SpareEspeaks | undefined;
   private readonly cuePauseMs: Record<CueTag, number>;
   private readonly baseWpm: number;
   /** so close() can stop every stream still running */
@@ -47,6 +51,7 @@ export class EspeakEngine implements SpeechEngine {
 
   constructor(options: EspeakEngineOptions = {}) {
     this.binary = options.binary ?? DEFAULT_ESPEAK_BINARY;
+    this.spares = options.spares === false ? undefined : new SpareEspeaks(this.binary);
     this.cuePauseMs = { ...DEFAULT_CUE_PAUSE_MS, ...options.cuePauseMs };
     this.baseWpm = options.baseWordsPerMinute ?? 165;
   }
@@ -72,7 +77,7 @@ export class EspeakEngine implements SpeechEngine {
           if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
           continue;
         }
-        for await (const rendered of streamEspeak(this.binary, segment.text, voice, signal)) {
+        for await (const rendered of streamEspeak(this.binary, segment.text, voice, signal, this.spares)) {
           throwIfAborted(signal);
           const pcm = resample(rendered);
           if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
@@ -99,5 +104,6 @@ export class EspeakEngine implements SpeechEngine {
   async close(): Promise<void> {
     for (const c of this.live) c.abort();
     this.live.clear();
+    this.spares?.close();
   }
 }

@@ -6,8 +6,9 @@ import { EspeakEngine, espeakVoiceArgs } from '../../inference/engines/espeak.ts
 import { rmsLevel } from '../../core/speechkit/audio/pcm.ts';
 import { prepareText } from '../../core/speechkit/text/prepare.ts';
 
-const engine = new EspeakEngine();
+const engine = new EspeakEngine({ spares: false });
 const voice = CATALOGUE[0];
+test.after.always(() => engine.close());
 
 async function render(request: Omit<SynthesisRequest, 'voice'> & { voice?: SynthesisRequest['voice'] }, e = engine) {
   const chunks: PcmChunk[] = [];
@@ -116,7 +117,7 @@ test('ping succeeds with espeak-ng installed and fails as EngineUnavailableError
 });
 
 test('close() aborts streams still running', async (t) => {
-  const e = new EspeakEngine();
+  const e = new EspeakEngine({ spares: false });
   const text = Array.from({ length: 40 }, () => 'Một câu nữa.').join(' ');
   const iterator = e.synthesize({ text, voice, speed: 1, sampleRate: 8000 })[Symbol.asyncIterator]();
   await iterator.next();
@@ -127,12 +128,31 @@ test('close() aborts streams still running', async (t) => {
 });
 
 test.serial('one espeak-ng process speaks a whole request, however many sentences', async (t) => {
+  const single = new EspeakEngine({ spares: false });
   const text = prepareText(Array.from({ length: 12 }, (_, i) => `Câu số ${i + 1}.`).join(' ')).text;
   const seen = new Set<number>();
-  for await (const _ of engine.synthesize({ text, voice, speed: 1, sampleRate: 24000 })) {
+  for await (const _ of single.synthesize({ text, voice, speed: 1, sampleRate: 24000 })) {
     for (const pid of espeakChildren()) seen.add(pid);
   }
   t.true(seen.size <= 1, `${seen.size} espeak-ng processes`);
+});
+
+test.serial('a spare espeak-ng started after a request serves the next request with the same voice, and close() ends it', async (t) => {
+  const warm = new EspeakEngine();
+  const request = { text: 'Xin chào.', voice, speed: 1, sampleRate: 16000 };
+  for await (const _ of warm.synthesize(request));
+  await new Promise((r) => setTimeout(r, 100));
+  const spare = espeakChildren();
+  t.is(spare.length, 1, 'one spare waits for the next text');
+  let served = 0;
+  for await (const c of warm.synthesize(request)) served += c.pcm.length;
+  t.true(served > 0);
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(espeakChildren().includes(spare[0]), 'the spare spoke the request and exited');
+  t.is(espeakChildren().length, 1, 'and was replaced');
+  await warm.close();
+  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(espeakChildren(), []);
 });
 
 test('a consumer that does not read holds espeak-ng back (back-pressure) instead of buffering the audio', async (t) => {
