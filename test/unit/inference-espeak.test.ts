@@ -17,18 +17,25 @@ async function render(request: Omit<SynthesisRequest, 'voice'> & { voice?: Synth
   return { chunks, pcm, seconds: pcm.length / 2 / request.sampleRate };
 }
 
-/** espeak-ng children of this test process, read from /proc (Linux). */
+/** espeak-ng processes started by this test process (through the spawner helper), read from /proc (Linux). */
 function espeakChildren(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+  const parents = new Map<number, number>();
+  const names = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = /\((.*)\)/.exec(stat)?.[1];
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return comm === 'espeak-ng' && ppid === process.pid ? [Number(pid)] : [];
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      names.set(Number(d), /\((.*)\)/.exec(stat)?.[1] ?? '');
+      parents.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
-      return [];
+      // exited meanwhile
     }
-  });
+  }
+  const descends = (pid: number): boolean => {
+    for (let p = parents.get(pid), hops = 0; p !== undefined && hops < 4; p = parents.get(p), hops++) if (p === process.pid) return true;
+    return false;
+  };
+  return [...names].filter(([pid, name]) => name === 'espeak-ng' && descends(pid)).map(([pid]) => pid);
 }
 
 const LONG_SENTENCE = 'Đây là một câu rất dài được viết ra để espeak phải làm việc lâu hơn bình thường và không có dấu phẩy nào ở giữa để tách ra nên nó đi một mạch tới cuối cùng';
