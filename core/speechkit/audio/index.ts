@@ -7,5 +7,5 @@ export { encodeStream, encodeBuffer, collectStream, type EncodeOptions } from '.
 export { masterMp3, masterMp3Stream, type Id3Tags, type MasterOptions } from './master.ts';
 export { wavHeader, wavFile, parseWavHeader, wavData, WAV_HEADER_BYTES, STREAMING_DATA_BYTES, WavFormatError, type WavInfo } from './wav.ts';
 export { encodeMulaw, decodeMulaw } from './mulaw.ts';
-export { Resampler, resamplePcm, RESAMPLER_QUALITY } from './resample.ts';
+export { Resampler, resamplePcm, qualityFor } from './resample.ts';
 export { floatToPcm16, pcm16ToFloat, silence, pcmDurationSeconds, peakLevel, rmsLevel, SampleAligner } from './pcm.ts';

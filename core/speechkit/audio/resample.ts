@@ -12,12 +12,17 @@ import { SampleAligner } from './pcm.ts';
 import { speex } from './speex-wasm.ts';
 
 /**
- * Speex quality 0-10. On a 50 Hz-10 kHz sweep from 22,050 Hz, quality 2
- * leaves −66 dB above 11,025 Hz at 48 kHz and −81 dB at 24 kHz for 12.6 and
- * 7.1 ms per 13 s of audio; quality 3 gives −89 / −98 dB for 18.2 / 9.3 ms,
- * quality 1 only −63 / −67 dB (measured with test/unit/resample.test.ts's sweep).
+ * Speex quality (0-10) by output rate. On a 50 Hz-10 kHz sweep from
+ * 22,050 Hz (test/unit/resample.test.ts), the energy left above 11,025 Hz
+ * is, for quality 1 / 2 / 3: −67 / −81 / −98 dB at 24 kHz, −63 / −66 / −89 dB
+ * at 48 kHz, for 4.6 / 7.1 / 9.3 ms and 8.7 / 12.6 / 18.2 ms per 13 s of
+ * audio. Each rate gets the cheapest quality that keeps images at least
+ * 66 dB down: 1 up to 24 kHz, 2 above.
  */
-export const RESAMPLER_QUALITY = 2;
+export function qualityFor(outputRate: number): number {
+  return outputRate <= 24_000 ? 1 : 2;
+}
+
 /** Input samples per WASM call; buffers are shared by every resampler (calls are synchronous). */
 const BLOCK = 16_384;
 const MAX_RATIO = 192_000 / 4000;
@@ -41,7 +46,7 @@ export class Resampler {
   private samplesIn = 0;
   private samplesOut = 0;
 
-  constructor(readonly inputRate: number, readonly outputRate: number, quality = RESAMPLER_QUALITY) {
+  constructor(readonly inputRate: number, readonly outputRate: number, quality = qualityFor(outputRate)) {
     if (!(Number.isInteger(inputRate) && Number.isInteger(outputRate) && inputRate > 0 && outputRate > 0)) {
       throw new RangeError('sample rates must be positive integers');
     }
