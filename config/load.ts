@@ -67,6 +67,8 @@ export interface Config {
     streamsPerGrant: number;
     streamHeartbeatSeconds: number;
     streamAbandonSeconds: number;
+    /** syntheses of `/audio/speech` and `/agent/speech` at once, and how long one waits for a turn */
+    speech: { perKey: number; perAccount: number; process: number; queueMs: number };
   };
   inference: { concurrency: number; jobMaxAttempts: number; leaseSeconds: number; retryBaseMs: number };
   moderationTerms: string[];
@@ -162,6 +164,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       streamsPerGrant: v.STREAMS_PER_GRANT,
       streamHeartbeatSeconds: v.STREAM_HEARTBEAT_SECONDS,
       streamAbandonSeconds: v.STREAM_ABANDON_SECONDS,
+      speech: {
+        perKey: v.SPEECH_CONCURRENCY_PER_KEY, perAccount: v.SPEECH_CONCURRENCY_PER_ACCOUNT,
+        process: v.SPEECH_CONCURRENCY, queueMs: v.SPEECH_QUEUE_MS,
+      },
     },
     inference: { concurrency: v.INFERENCE_CONCURRENCY, jobMaxAttempts: v.JOB_MAX_ATTEMPTS, leaseSeconds: v.JOB_LEASE_SECONDS, retryBaseMs: v.JOB_RETRY_BASE_MS },
     moderationTerms: csv(v.MODERATION_TERMS),

@@ -7,7 +7,7 @@ import type { PcmChunk, SynthesisRequest } from '../../core/ports/engine.ts';
 import { CUE_TAGS, type CueTag } from '../../core/speechkit/text/cues.ts';
 import { splitChunks } from '../../core/speechkit/text/split.ts';
 import { silence } from '../../core/speechkit/audio/pcm.ts';
-import { LinearResampler } from '../../core/speechkit/audio/resample.ts';
+import { Resampler } from '../../core/speechkit/audio/resample.ts';
 import { throwIfAborted } from '../../core/speechkit/abort.ts';
 import { renderAhead } from './lookahead.ts';
 import type { RenderedPcm } from './espeak-process.ts';
@@ -54,16 +54,23 @@ export async function* synthesizeChunks(
     if (cue) return { pcm: silence(options.cuePauseMs[cue], options.cueRate), sampleRate: options.cueRate };
     return renderText(chunk, signal);
   };
-  // One resampler per source rate keeps interpolation continuous across chunk seams.
-  const resamplers = new Map<number, LinearResampler>();
-  for await (const rendered of renderAhead(chunks, render, { depth: options.lookahead, signal: request.signal })) {
-    throwIfAborted(request.signal);
-    let resampler = resamplers.get(rendered.sampleRate);
-    if (!resampler) {
-      resampler = new LinearResampler(rendered.sampleRate, request.sampleRate);
-      resamplers.set(rendered.sampleRate, resampler);
+  // One resampler per source rate keeps the filter continuous across chunk seams.
+  const resamplers = new Map<number, Resampler>();
+  let index = 0;
+  try {
+    for await (const rendered of renderAhead(chunks, render, { depth: options.lookahead, signal: request.signal })) {
+      throwIfAborted(request.signal);
+      let resampler = resamplers.get(rendered.sampleRate);
+      if (!resampler) {
+        resampler = new Resampler(rendered.sampleRate, request.sampleRate);
+        resamplers.set(rendered.sampleRate, resampler);
+      }
+      let pcm = resampler.push(rendered.pcm);
+      // The filter's tail rides with the last chunk: still one chunk per sentence.
+      if (++index === chunks.length) pcm = Buffer.concat([pcm, ...[...resamplers.values()].map((r) => r.flush())]);
+      if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
     }
-    const pcm = resampler.push(rendered.pcm);
-    if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
+  } finally {
+    for (const r of resamplers.values()) r.close();
   }
 }

@@ -1,11 +1,13 @@
 /**
- * One espeak-ng run: text on stdin, WAV on stdout. The child is killed the
+ * espeak-ng runs: text on stdin, WAV on stdout. The child is killed the
  * moment the signal fires so an abandoned request frees its CPU at once.
  */
 import { SpawnError, spawnOffLoop } from './spawn-thread.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
-import { wavData } from '../../core/speechkit/audio/wav.ts';
-import { abortError } from '../../core/speechkit/abort.ts';
+import { parseWavHeader, wavData } from '../../core/speechkit/audio/wav.ts';
+import { SampleAligner } from '../../core/speechkit/audio/pcm.ts';
+import { abortError, throwIfAborted } from '../../core/speechkit/abort.ts';
+import { launchEspeak, type SpareEspeaks } from './espeak-spares.ts';
 
 /** Found on PATH (Debian installs it as /usr/bin/espeak-ng). */
 export const DEFAULT_ESPEAK_BINARY = 'espeak-ng';
@@ -54,12 +56,81 @@ export interface EspeakVoiceArgs {
   pitch: number;
 }
 
-/** Renders one chunk to PCM at espeak's native rate (22050 Hz). */
+function synthArgs(voice: EspeakVoiceArgs): string[] {
+  return ['-v', voice.voice, '-s', String(voice.wordsPerMinute), '-p', String(voice.pitch), '-b', '1', '--stdout', '--stdin'];
+}
+
+/** Renders one chunk to PCM at espeak's native rate (22050 Hz), whole. */
 export async function renderEspeak(binary: string, text: string, voice: EspeakVoiceArgs, signal?: AbortSignal): Promise<RenderedPcm> {
-  const args = ['-v', voice.voice, '-s', String(voice.wordsPerMinute), '-p', String(voice.pitch), '-b', '1', '--stdout', '--stdin'];
-  const { stdout } = await runEspeakRaw(binary, args, text, signal);
+  const { stdout } = await runEspeakRaw(binary, synthArgs(voice), text, signal);
   const { info, data } = wavData(stdout);
   return { pcm: Buffer.from(data), sampleRate: info.sampleRate };
+}
+
+/**
+ * After the first piece, PCM is handed on in pieces of at least this many
+ * bytes (about 0.74 s at 22,050 Hz): espeak writes 4 KB at a time, and
+ * every piece costs a trip through the resampler, encoder and socket.
+ */
+export const STREAM_PIECE_BYTES = 32_768;
+
+/**
+ * One espeak-ng process for a whole text, its PCM streamed as espeak writes
+ * it: the first piece arrives after the first clause, not the whole text.
+ * A consumer that stops pulling leaves the pipe full, which pauses espeak
+ * (back-pressure); memory stays at the pipe and stream buffers.
+ */
+export async function* streamEspeak(
+  binary: string, text: string, voice: EspeakVoiceArgs, signal?: AbortSignal, spares?: SpareEspeaks,
+): AsyncGenerator<RenderedPcm> {
+  throwIfAborted(signal);
+  const args = synthArgs(voice);
+  const { child, exited, stderr } = spares ? spares.take(args) : launchEspeak(binary, args);
+  const onAbort = () => child.kill('SIGKILL');
+  signal?.addEventListener('abort', onAbort, { once: true });
+  child.stdin.end(text, 'utf8');
+  try {
+    let head: Buffer | null = Buffer.alloc(0);
+    let sampleRate = 0;
+    let dataLeft = Infinity;
+    const aligner = new SampleAligner();
+    let parts: Buffer[] = [];
+    let size = 0;
+    let first = true;
+    for await (const part of child.stdout as AsyncIterable<Buffer>) {
+      let data = part;
+      if (head) {
+        head = Buffer.concat([head, part]);
+        const info = parseWavHeader(head);
+        if (!info) continue;
+        sampleRate = info.sampleRate;
+        dataLeft = info.dataBytes;
+        data = head.subarray(info.dataOffset);
+        head = null;
+      }
+      const pcm = aligner.push(data.subarray(0, Math.min(data.length, dataLeft)));
+      dataLeft -= pcm.length;
+      if (pcm.length === 0) continue;
+      parts.push(pcm);
+      size += pcm.length;
+      if (first || size >= STREAM_PIECE_BYTES) {
+        yield { pcm: parts.length === 1 ? parts[0] : Buffer.concat(parts, size), sampleRate };
+        first = false;
+        parts = [];
+        size = 0;
+      }
+    }
+    const result = await exited;
+    throwIfAborted(signal);
+    if (result instanceof Error) {
+      throw (result as NodeJS.ErrnoException).code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found (${binary})`) : result;
+    }
+    if (result.code !== 0) throw new Error(`espeak-ng exited with ${result.code ?? result.sig}: ${stderr().trim().slice(0, 300)}`);
+    if (size > 0) yield { pcm: Buffer.concat(parts, size), sampleRate };
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 }
 
 /** IPA phonemes for the neural engine; espeak prints one line per clause. */

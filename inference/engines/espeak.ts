@@ -1,20 +1,24 @@
 /**
- * The embedded engine: espeak-ng, one process per text chunk. Runs wherever
- * the Debian package is installed, needs no model files, and is the
- * phonemiser the neural engine builds on.
+ * The embedded engine: espeak-ng, one process per request (per stretch of
+ * text between two cue tags), its audio streamed as espeak writes it and
+ * resampled band-limited to the requested rate. Runs wherever the Debian
+ * package is installed, needs no model files, and is the phonemiser the
+ * neural engine builds on.
  */
 import type { PcmChunk, SpeechEngine, SynthesisRequest, VoiceProfile } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
-import type { CueTag } from '../../core/speechkit/text/cues.ts';
-import { linkedController } from '../../core/speechkit/abort.ts';
-import { DEFAULT_CUE_PAUSE_MS, synthesizeChunks } from './chunked.ts';
-import { DEFAULT_ESPEAK_BINARY, renderEspeak, runEspeakRaw, type EspeakVoiceArgs } from './espeak-process.ts';
-import { warmSpawnThread } from './spawn-thread.ts';
+import { segmentCues, type CueTag } from '../../core/speechkit/text/cues.ts';
+import { silence } from '../../core/speechkit/audio/pcm.ts';
+import { Resampler } from '../../core/speechkit/audio/resample.ts';
+import { linkedController, throwIfAborted } from '../../core/speechkit/abort.ts';
+import { DEFAULT_CUE_PAUSE_MS, validateRequest } from './chunked.ts';
+import { DEFAULT_ESPEAK_BINARY, runEspeakRaw, streamEspeak, type EspeakVoiceArgs, type RenderedPcm } from './espeak-process.ts';
+import { SpareEspeaks } from './espeak-spares.ts';
 
 export interface EspeakEngineOptions {
   binary?: string;
-  /** chunks rendered ahead of the one being streamed (default 1) */
-  lookahead?: number;
+  /** keep started espeak-ng processes ready for the next requests (default true) */
+  spares?: boolean;
   cuePauseMs?: Partial<Record<CueTag, number>>;
   /** words per minute at speed 1 when the voice does not say (default 165) */
   baseWordsPerMinute?: number;
@@ -39,7 +43,7 @@ export function espeakVoiceArgs(voice: VoiceProfile, speed: number, baseWpm = 16
 export class EspeakEngine implements SpeechEngine {
   readonly name = 'espeak-ng';
   private readonly binary: string;
-  private readonly lookahead: number;
+  private readonly spares: SpareEspeaks | undefined;
   private readonly cuePauseMs: Record<CueTag, number>;
   private readonly baseWpm: number;
   /** so close() can stop every stream still running */
@@ -47,23 +51,43 @@ export class EspeakEngine implements SpeechEngine {
 
   constructor(options: EspeakEngineOptions = {}) {
     this.binary = options.binary ?? DEFAULT_ESPEAK_BINARY;
-    this.lookahead = options.lookahead ?? 1;
+    this.spares = options.spares === false ? undefined : new SpareEspeaks(this.binary);
     this.cuePauseMs = { ...DEFAULT_CUE_PAUSE_MS, ...options.cuePauseMs };
     this.baseWpm = options.baseWordsPerMinute ?? 165;
-    warmSpawnThread();
   }
 
   async *synthesize(request: SynthesisRequest): AsyncGenerator<PcmChunk> {
+    validateRequest(request);
+    throwIfAborted(request.signal);
     const voice = espeakVoiceArgs(request.voice, request.speed, this.baseWpm);
     const controller = linkedController(request.signal);
+    const { signal } = controller;
     this.live.add(controller);
+    // One resampler per source rate keeps the filter continuous across segments.
+    const resamplers = new Map<number, Resampler>();
+    const resample = (rendered: RenderedPcm): Buffer => {
+      let r = resamplers.get(rendered.sampleRate);
+      if (!r) resamplers.set(rendered.sampleRate, (r = new Resampler(rendered.sampleRate, request.sampleRate)));
+      return r.push(rendered.pcm);
+    };
     try {
-      yield* synthesizeChunks(
-        { ...request, signal: controller.signal },
-        (text, signal) => renderEspeak(this.binary, text, voice, signal),
-        { lookahead: this.lookahead, cueRate: ESPEAK_SAMPLE_RATE, cuePauseMs: this.cuePauseMs },
-      );
+      for (const segment of segmentCues(request.text)) {
+        if (segment.kind === 'cue') {
+          const pcm = resample({ pcm: silence(this.cuePauseMs[segment.cue], ESPEAK_SAMPLE_RATE), sampleRate: ESPEAK_SAMPLE_RATE });
+          if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
+          continue;
+        }
+        for await (const rendered of streamEspeak(this.binary, segment.text, voice, signal, this.spares)) {
+          throwIfAborted(signal);
+          const pcm = resample(rendered);
+          if (pcm.length > 0) yield { pcm, sampleRate: request.sampleRate };
+        }
+      }
+      throwIfAborted(signal);
+      const tail = Buffer.concat([...resamplers.values()].map((r) => r.flush()));
+      if (tail.length > 0) yield { pcm: tail, sampleRate: request.sampleRate };
     } finally {
+      for (const r of resamplers.values()) r.close();
       this.live.delete(controller);
       controller.abort();
     }
@@ -80,5 +104,6 @@ export class EspeakEngine implements SpeechEngine {
   async close(): Promise<void> {
     for (const c of this.live) c.abort();
     this.live.clear();
+    this.spares?.close();
   }
 }

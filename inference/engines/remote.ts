@@ -6,7 +6,7 @@
 import type { PcmChunk, SpeechEngine, SynthesisRequest } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { SampleAligner } from '../../core/speechkit/audio/pcm.ts';
-import { LinearResampler } from '../../core/speechkit/audio/resample.ts';
+import { Resampler } from '../../core/speechkit/audio/resample.ts';
 import { abortError, linkedController } from '../../core/speechkit/abort.ts';
 import { validateRequest } from './chunked.ts';
 import { HEALTH_PATH, SAMPLE_RATE_HEADER, SYNTHESIZE_PATH, type WireRequest } from './wire.ts';
@@ -71,10 +71,11 @@ export class RemoteEngine implements SpeechEngine {
     validateRequest(request);
     // Aborted in `finally` too: a consumer that stops early must close the connection.
     const controller = linkedController(request.signal);
+    let resampler: Resampler | null = null;
     try {
       const res = await this.open(request, controller.signal);
       const rate = Number(res.headers.get(SAMPLE_RATE_HEADER)) || request.sampleRate;
-      const resampler = rate === request.sampleRate ? null : new LinearResampler(rate, request.sampleRate);
+      resampler = rate === request.sampleRate ? null : new Resampler(rate, request.sampleRate);
       const aligner = new SampleAligner();
       try {
         for await (const part of res.body! as AsyncIterable<Uint8Array>) {
@@ -86,7 +87,10 @@ export class RemoteEngine implements SpeechEngine {
         if (request.signal?.aborted) throw abortError(request.signal);
         throw new Error(`inference stream cut short: ${(err as Error).message}`, { cause: err });
       }
+      const tail = resampler?.flush();
+      if (tail && tail.length > 0) yield { pcm: tail, sampleRate: request.sampleRate };
     } finally {
+      resampler?.close();
       controller.abort();
     }
   }

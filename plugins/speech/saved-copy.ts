@@ -42,6 +42,8 @@ export class SavedCopy {
   private broken = false;
 
   private constructor(private readonly deps: SavedCopyDeps, readonly jobId: string, private readonly audioKey: string, contentType: string) {
+    // `fail` may destroy the body before storage has attached to it; storage reports its own outcome through `stored`.
+    this.body.on('error', () => undefined);
     this.stored = deps.blobs.put(audioKey, this.body, contentType).then(
       () => true,
       (err: unknown) => {

@@ -30,6 +30,7 @@ import { FrameStream } from './stream-session.ts';
 import { streamFormatName } from './stream-frames.ts';
 import { SavedCopy } from './saved-copy.ts';
 import { acquireStreamSlots, type HeldSlots } from './slots.ts';
+import { createSpeechGate } from './gate.ts';
 import type { RunEnd } from './synthesis.ts';
 
 export interface RequestScope extends BillingScope {
@@ -76,6 +77,7 @@ export function createSpeechService(services: SpeechDeps) {
   const { catalog, config, logger } = services;
   const abandonMs = config.limits.streamAbandonSeconds * 1000;
   const heartbeatMs = config.limits.streamHeartbeatSeconds * 1000;
+  const gate = createSpeechGate(services.counters.slots, config.limits.speech);
   const silentFor = (seconds: number) => () =>
     new ApiError(503, withRefund(`No audio was produced within ${seconds} seconds. Retry shortly`), { usageCode: 'synthesis_timeout' });
 
@@ -124,6 +126,26 @@ export function createSpeechService(services: SpeechDeps) {
     };
   }
 
+  /**
+   * Runs `start` (charge, engine, first audio) once this key, its account
+   * and the process have a free synthesis slot (issue 9); the slot is held
+   * until the body has been sent, and freed at once when `start` throws.
+   */
+  async function gated(scope: RequestScope, start: () => Promise<Delivery>): Promise<Delivery> {
+    const pass = await gate.enter(scope.auth);
+    let started: Delivery;
+    try {
+      started = await start();
+    } catch (err) {
+      await pass.release();
+      throw err;
+    }
+    return {
+      headers: started.headers,
+      send: () => started.send().finally(() => pass.release().catch((err: unknown) => logger.warn('speech slots not released', { err: err as Error }))),
+    };
+  }
+
   return {
     async audioSpeech(body: AudioSpeechBody, scope: RequestScope): Promise<Delivery> {
       const engine = compatEngine(body, catalog);
@@ -136,43 +158,45 @@ export function createSpeechService(services: SpeechDeps) {
       const { price, text } = await admit(scope, { text: body.input, engine, aiRefine: body.aiRefine, param: 'input' });
       annotate(scope.outcome, voice, engine, price.characters);
 
-      const sink = new ResponseSink(scope.out, abandonMs);
-      const speed = clampSpeed(body.speed);
-      const started = await chargeAndStart(scope, {
-        engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed, sampleRate: output.sampleRate },
-        abandonMs, waitMs: abandonMs + 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
-        failures: {
-          failed: () => new ApiError(500, withRefund('Synthesis failed. Retry shortly'), { usageCode: 'synthesis_failed' }),
-          silent: silentFor(config.limits.streamAbandonSeconds),
-        },
-      });
+      return gated(scope, async () => {
+        const sink = new ResponseSink(scope.out, abandonMs);
+        const speed = clampSpeed(body.speed);
+        const started = await chargeAndStart(scope, {
+          engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed, sampleRate: output.sampleRate },
+          abandonMs, waitMs: abandonMs + 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
+          failures: {
+            failed: () => new ApiError(500, withRefund('Synthesis failed. Retry shortly'), { usageCode: 'synthesis_failed' }),
+            silent: silentFor(config.limits.streamAbandonSeconds),
+          },
+        });
 
-      const sse = body.stream_format === 'sse';
-      let copy: SavedCopy | null = null;
-      if (!body.stream_format && started.first !== 'gone') {
-        try {
-          copy = await SavedCopy.start({ jobs: services.jobs, blobs: services.blobs, logger }, {
-            accountId: scope.auth.accountId, keyId: scope.auth.keyId, text: body.input, voiceId: voice.id, voiceName: voice.name, engine, speed,
-            aiRefine: body.aiRefine, characters: price.characters, charge: started.charge, format: output.format, sampleRate: output.sampleRate,
-          });
-        } catch (err) {
-          started.run.stop('failed');
-          await scope.billing.refund(started.charge);
-          throw err;
+        const sse = body.stream_format === 'sse';
+        let copy: SavedCopy | null = null;
+        if (!body.stream_format && started.first !== 'gone') {
+          try {
+            copy = await SavedCopy.start({ jobs: services.jobs, blobs: services.blobs, logger }, {
+              accountId: scope.auth.accountId, keyId: scope.auth.keyId, text: body.input, voiceId: voice.id, voiceName: voice.name, engine, speed,
+              aiRefine: body.aiRefine, characters: price.characters, charge: started.charge, format: output.format, sampleRate: output.sampleRate,
+            });
+          } catch (err) {
+            started.run.stop('failed');
+            await scope.billing.refund(started.charge);
+            throw err;
+          }
         }
-      }
-      const headers: Record<string, string> = { 'Content-Type': sse ? 'text/event-stream' : CONTENT_TYPES[output.format], 'Cache-Control': 'no-store' };
-      if (output.format === 'pcm' || output.format === 'ulaw') headers['X-Sample-Rate'] = String(output.sampleRate);
-      if (copy) headers['X-Service-Job-Id'] = copy.jobId;
-      const audio = { format: output.format, sampleRate: output.sampleRate };
-      return delivery(scope, sink, started, headers, {
-        write: () => (sse ? streamSse(started.run, sink, audio) : streamAudio(started.run, sink, audio, copy)),
-        finish: (end) => (sse ? finishSse(end, started.run, sink) : finishAudio(end, sink)),
-        async afterSettle(end, wasRefunded) {
-          if (!copy) return;
-          if (end === 'complete') await copy.complete(started.run.seconds, started.run.genMs ?? 0);
-          else await copy.fail('synthesis_failed', end === 'client_gone' ? 'The client disconnected before the audio was complete.' : 'Synthesis failed mid-stream.', wasRefunded);
-        },
+        const headers: Record<string, string> = { 'Content-Type': sse ? 'text/event-stream' : CONTENT_TYPES[output.format], 'Cache-Control': 'no-store' };
+        if (output.format === 'pcm' || output.format === 'ulaw') headers['X-Sample-Rate'] = String(output.sampleRate);
+        if (copy) headers['X-Service-Job-Id'] = copy.jobId;
+        const audio = { format: output.format, sampleRate: output.sampleRate };
+        return delivery(scope, sink, started, headers, {
+          write: () => (sse ? streamSse(started.run, sink, audio) : streamAudio(started.run, sink, audio, copy)),
+          finish: (end) => (sse ? finishSse(end, started.run, sink) : finishAudio(end, sink)),
+          async afterSettle(end, wasRefunded) {
+            if (!copy) return;
+            if (end === 'complete') await copy.complete(started.run.seconds, started.run.genMs ?? 0);
+            else await copy.fail('synthesis_failed', end === 'client_gone' ? 'The client disconnected before the audio was complete.' : 'Synthesis failed mid-stream.', wasRefunded);
+          },
+        });
       });
     },
 
@@ -233,25 +257,27 @@ export function createSpeechService(services: SpeechDeps) {
       const { price, text } = await admit(scope, { text: input, engine, aiRefine: false, param: 'message.text' });
       annotate(scope.outcome, voice, engine, price.characters);
 
-      const sink = new ResponseSink(scope.out, abandonMs);
-      const noAudio = () => new ApiError(502, 'The synthesis worker produced no audio; the tokens were refunded.', { bare: true, usageCode: 'synthesis_failed' });
-      const deadlineSeconds = Math.min(AGENT_FIRST_AUDIO_SECONDS, config.limits.streamAbandonSeconds);
-      const noWorker: EarlyFailure['silent'] = silentFor(deadlineSeconds);
-      const started = await chargeAndStart(scope, {
-        engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed: 1, sampleRate },
-        abandonMs, waitMs: deadlineSeconds * 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
-        failures: { failed: noAudio, silent: noWorker },
-      });
-      if (started.first === 'waiting') {
-        started.run.stop('abandoned');
-        await scope.billing.refund(started.charge);
-        scope.outcome.errorCode = 'synthesis_timeout';
-        throw noWorker();
-      }
-      const headers = { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store', 'X-Sample-Rate': String(sampleRate) };
-      return delivery(scope, sink, started, headers, {
-        write: () => streamAudio(started.run, sink, { format: 'pcm', sampleRate }, null),
-        finish: (end) => finishAudio(end, sink),
+      return gated(scope, async () => {
+        const sink = new ResponseSink(scope.out, abandonMs);
+        const noAudio = () => new ApiError(502, 'The synthesis worker produced no audio; the tokens were refunded.', { bare: true, usageCode: 'synthesis_failed' });
+        const deadlineSeconds = Math.min(AGENT_FIRST_AUDIO_SECONDS, config.limits.streamAbandonSeconds);
+        const noWorker: EarlyFailure['silent'] = silentFor(deadlineSeconds);
+        const started = await chargeAndStart(scope, {
+          engine: services.engine, billingEngine: engine, tokens: price.tokens, request: { text, voice, speed: 1, sampleRate },
+          abandonMs, waitMs: deadlineSeconds * 1000, clientGone: sink.clientGone, emptyIsFailure: true, logger,
+          failures: { failed: noAudio, silent: noWorker },
+        });
+        if (started.first === 'waiting') {
+          started.run.stop('abandoned');
+          await scope.billing.refund(started.charge);
+          scope.outcome.errorCode = 'synthesis_timeout';
+          throw noWorker();
+        }
+        const headers = { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store', 'X-Sample-Rate': String(sampleRate) };
+        return delivery(scope, sink, started, headers, {
+          write: () => streamAudio(started.run, sink, { format: 'pcm', sampleRate }, null),
+          finish: (end) => finishAudio(end, sink),
+        });
       });
     },
   };

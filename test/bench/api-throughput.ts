@@ -4,9 +4,9 @@ import path from 'node:path';
 import { spawnServer, load, median, fmt, type LoadResult } from './lib.ts';
 
 /**
- * Issue 2: authenticated, rate-limited GET /api/v1/balance on embedded defaults
- * vs a bare Koa app answering a constant JSON body (100 connections); target
- * ratio >= 0.40. Issue 4: POST /tts accept path with unique texts at 50
+ * Issues 2 and 17: authenticated, rate-limited GET /api/v1/balance on
+ * embedded defaults vs a bare Koa app answering a constant JSON body (100
+ * connections); target ratio >= 0.50. Issue 4: POST /tts accept path with unique texts at 50
  * connections; target >= 0.40 of what GET /balance reaches in the same run.
  * Each figure is the median of three 8-second runs; servers run in their own
  * processes so the load generator does not share their event loop.
@@ -55,9 +55,9 @@ try {
   const b = summarise('bare Koa constant JSON', bareRuns);
   const bal = summarise('GET /api/v1/balance', balanceRuns);
   const tts = summarise('POST /api/v1/tts (accept)', ttsRuns);
-  console.log(`\nbalance / bare Koa = ${(bal.rps / b.rps).toFixed(2)}  (target >= 0.40) ${bal.rps / b.rps >= 0.4 ? 'PASS' : 'MISS'}`);
+  console.log(`\nbalance / bare Koa = ${(bal.rps / b.rps).toFixed(2)}  (target >= 0.50) ${bal.rps / b.rps >= 0.5 ? 'PASS' : 'MISS'}`);
   console.log(`tts accept / balance = ${(tts.rps / bal.rps).toFixed(2)}  (target >= 0.40) ${tts.rps / bal.rps >= 0.4 ? 'PASS' : 'MISS'}`);
-  process.exitCode = bal.rps / b.rps >= 0.4 && tts.rps / bal.rps >= 0.4 ? 0 : 1;
+  process.exitCode = bal.rps / b.rps >= 0.5 && tts.rps / bal.rps >= 0.4 ? 0 : 1;
 } finally {
   await Promise.all([bare.stop(), platform.stop()]);
   rmSync(dataDir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 
 /** `npm run bench`: every benchmark in turn, each printing its own figures; exits 1 if any missed its target. */
-const BENCHES = ['api-throughput', 'speech-ttfb', 'text-prep', 'speech-isolation', 'usage-aggregator', 'usage-query', 'webhook-dispatch', 'audiobook-plan'];
+const BENCHES = ['api-throughput', 'speech-cpu', 'speech-ttfb', 'usage-event-loop', 'text-prep', 'speech-isolation', 'usage-aggregator', 'usage-query', 'webhook-dispatch', 'audiobook-plan'];
 const missed: string[] = [];
 for (const name of BENCHES) {
   console.log(`\n=== ${name}`);

@@ -7,10 +7,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseWavHeader, wavData, wavFile, wavHeader, WAV_HEADER_BYTES, WavFormatError } from '../../core/speechkit/audio/wav.ts';
 import { decodeMulaw, encodeMulaw, linearToMulaw } from '../../core/speechkit/audio/mulaw.ts';
-import { LinearResampler, resamplePcm } from '../../core/speechkit/audio/resample.ts';
+import { Resampler, resamplePcm } from '../../core/speechkit/audio/resample.ts';
 import { floatToPcm16, rmsLevel, SampleAligner } from '../../core/speechkit/audio/pcm.ts';
 import { collectStream, encodeBuffer, encodeStream } from '../../core/speechkit/audio/encode.ts';
 import { encoderAvailability, probeEncoders } from '../../core/speechkit/audio/ffmpeg.ts';
+import { lameArgs, lameStream } from '../../core/speechkit/audio/lame.ts';
 import { ALLOWED_SAMPLE_RATES, outputRateFor, type AudioFormat } from '../../core/speechkit/audio/formats.ts';
 import { AbortError } from '../../core/speechkit/abort.ts';
 
@@ -103,13 +104,14 @@ test('mu-law round trip stays within the quantisation step', (t) => {
 test('the resampler gives the same samples streamed in odd-sized chunks as in one buffer', (t) => {
   const pcm = tone(0.3, 22050);
   const whole = resamplePcm(pcm, 22050, 48000);
-  const r = new LinearResampler(22050, 48000);
+  const r = new Resampler(22050, 48000);
   const parts: Buffer[] = [];
   for (let o = 0, i = 0; o < pcm.length; i++) {
     const size = [1, 777, 2, 1501][i % 4];
     parts.push(r.push(pcm.subarray(o, o + size)));
     o += size;
   }
+  parts.push(r.flush());
   t.deepEqual(Buffer.concat(parts), whole);
 });
 
@@ -202,3 +204,27 @@ test('destroying an ffmpeg-encoded stream stops the PCM source', async (t) => {
   t.true(finished);
 });
 
+test.serial('mp3 goes through Debian\'s lame when it is installed, and through ffmpeg when it is not', async (t) => {
+  const availability = encoderAvailability();
+  if (!availability.lame) {
+    console.log('lame is not installed (apt-get install lame; .ci/run does): only the ffmpeg path is exercised');
+  }
+  const savedPath = process.env.PATH;
+  try {
+    process.env.PATH = '/nonexistent';
+    const viaFfmpeg = await collectStream(encodeStream(pieces(tone(1, 22050)), { inputRate: 22050, format: 'mp3', outputRate: 48000 }));
+    const p = await probe(viaFfmpeg, 'mp3', 48000);
+    t.is(p.codec, 'mp3');
+    t.is(p.sampleRate, 48000);
+  } finally {
+    process.env.PATH = savedPath;
+  }
+  if (availability.lame) {
+    t.deepEqual(lameArgs(22050, 128).slice(0, 4), ['--quiet', '-r', '-s', '22.05']);
+    const viaLame = await collectStream(lameStream(pieces(tone(1, 48000)), 48000, 128));
+    const p = await probe(viaLame, 'mp3', 48000);
+    t.is(p.codec, 'mp3');
+    t.is(p.sampleRate, 48000);
+    t.true(Math.abs(p.duration - 1) < 0.1, `duration ${p.duration}`);
+  }
+});

@@ -6,8 +6,9 @@ import { EspeakEngine, espeakVoiceArgs } from '../../inference/engines/espeak.ts
 import { rmsLevel } from '../../core/speechkit/audio/pcm.ts';
 import { prepareText } from '../../core/speechkit/text/prepare.ts';
 
-const engine = new EspeakEngine();
+const engine = new EspeakEngine({ spares: false });
 const voice = CATALOGUE[0];
+test.after.always(() => engine.close());
 
 async function render(request: Omit<SynthesisRequest, 'voice'> & { voice?: SynthesisRequest['voice'] }, e = engine) {
   const chunks: PcmChunk[] = [];
@@ -16,18 +17,25 @@ async function render(request: Omit<SynthesisRequest, 'voice'> & { voice?: Synth
   return { chunks, pcm, seconds: pcm.length / 2 / request.sampleRate };
 }
 
-/** espeak-ng children of this test process, read from /proc (Linux). */
+/** espeak-ng processes started by this test process (through the spawner helper), read from /proc (Linux). */
 function espeakChildren(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+  const parents = new Map<number, number>();
+  const names = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = /\((.*)\)/.exec(stat)?.[1];
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return comm === 'espeak-ng' && ppid === process.pid ? [Number(pid)] : [];
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      names.set(Number(d), /\((.*)\)/.exec(stat)?.[1] ?? '');
+      parents.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
-      return [];
+      // exited meanwhile
     }
-  });
+  }
+  const descends = (pid: number): boolean => {
+    for (let p = parents.get(pid), hops = 0; p !== undefined && hops < 4; p = parents.get(p), hops++) if (p === process.pid) return true;
+    return false;
+  };
+  return [...names].filter(([pid, name]) => name === 'espeak-ng' && descends(pid)).map(([pid]) => pid);
 }
 
 const LONG_SENTENCE = 'Đây là một câu rất dài được viết ra để espeak phải làm việc lâu hơn bình thường và không có dấu phẩy nào ở giữa để tách ra nên nó đi một mạch tới cuối cùng';
@@ -60,7 +68,7 @@ test.serial('an already-aborted signal throws AbortError before any process star
 for (const v of CATALOGUE) {
   test(`catalogue voice ${v.id} produces non-silent audio at the requested rate`, async (t) => {
     const { chunks, pcm, seconds } = await render({ voice: v, text: `Xin chào, tôi là ${v.name}. Hôm nay trời đẹp quá!`, speed: 1, sampleRate: 24000 });
-    t.true(chunks.length >= 2, 'one chunk per sentence');
+    t.true(chunks.length >= 2, 'streamed in several chunks');
     t.true(chunks.every((c) => c.sampleRate === 24000 && c.pcm.length % 2 === 0));
     t.true(rmsLevel(pcm) > 0.01, 'not silent');
     t.true(seconds > 1 && seconds < 10, `${seconds} s`);
@@ -90,7 +98,7 @@ test('a cue tag renders as a pause of silence', async (t) => {
   t.true(Math.abs(withCue.seconds - plain.seconds - 0.6) < 0.05);
 });
 
-test.serial('the first chunk arrives long before a long text is finished (streaming with lookahead)', async (t) => {
+test.serial('the first chunk arrives long before a long text is finished (streamed as espeak-ng writes it)', async (t) => {
   const text = prepareText(Array.from({ length: 25 }, (_, i) => `Đây là câu thứ ${i + 1} trong đoạn văn khá dài.`).join(' ')).text;
   const started = performance.now();
   let firstAt = 0;
@@ -99,7 +107,7 @@ test.serial('the first chunk arrives long before a long text is finished (stream
     if (count++ === 0) firstAt = performance.now() - started;
   }
   const total = performance.now() - started;
-  t.is(count, 25);
+  t.true(count >= 5, `${count} chunks`);
   // Relative, not absolute: parallel test files share two cores.
   t.true(firstAt < total / 3, `first chunk after ${firstAt.toFixed(0)} ms of ${total.toFixed(0)} ms`);
 });
@@ -116,7 +124,7 @@ test('ping succeeds with espeak-ng installed and fails as EngineUnavailableError
 });
 
 test('close() aborts streams still running', async (t) => {
-  const e = new EspeakEngine();
+  const e = new EspeakEngine({ spares: false });
   const text = Array.from({ length: 40 }, () => 'Một câu nữa.').join(' ');
   const iterator = e.synthesize({ text, voice, speed: 1, sampleRate: 8000 })[Symbol.asyncIterator]();
   await iterator.next();
@@ -124,4 +132,44 @@ test('close() aborts streams still running', async (t) => {
   await t.throwsAsync(async () => {
     for (;;) if ((await iterator.next()).done) break;
   }, { name: 'AbortError' });
+});
+
+test.serial('one espeak-ng process speaks a whole request, however many sentences', async (t) => {
+  const single = new EspeakEngine({ spares: false });
+  const text = prepareText(Array.from({ length: 12 }, (_, i) => `Câu số ${i + 1}.`).join(' ')).text;
+  const seen = new Set<number>();
+  for await (const _ of single.synthesize({ text, voice, speed: 1, sampleRate: 24000 })) {
+    for (const pid of espeakChildren()) seen.add(pid);
+  }
+  t.true(seen.size <= 1, `${seen.size} espeak-ng processes`);
+});
+
+test.serial('a spare espeak-ng started after a request serves the next request with the same voice, and close() ends it', async (t) => {
+  const warm = new EspeakEngine();
+  const request = { text: 'Xin chào.', voice, speed: 1, sampleRate: 16000 };
+  for await (const _ of warm.synthesize(request));
+  await new Promise((r) => setTimeout(r, 100));
+  const spare = espeakChildren();
+  t.is(spare.length, 1, 'one spare waits for the next text');
+  let served = 0;
+  for await (const c of warm.synthesize(request)) served += c.pcm.length;
+  t.true(served > 0);
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(espeakChildren().includes(spare[0]), 'the spare spoke the request and exited');
+  t.is(espeakChildren().length, 1, 'and was replaced');
+  await warm.close();
+  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(espeakChildren(), []);
+});
+
+test('a consumer that does not read holds espeak-ng back (back-pressure) instead of buffering the audio', async (t) => {
+  const text = prepareText(Array.from({ length: 400 }, (_, i) => `Đây là câu thứ ${i + 1} trong một văn bản rất dài.`).join(' ')).text;
+  const iterator = engine.synthesize({ text, voice, speed: 1, sampleRate: 48000 })[Symbol.asyncIterator]();
+  await iterator.next();
+  const before = process.memoryUsage().rss;
+  await new Promise((r) => setTimeout(r, 1500));
+  const grown = (process.memoryUsage().rss - before) / 1024 / 1024;
+  // 400 sentences are about 20 minutes of 48 kHz audio (over 100 MB): none of it may pile up.
+  t.true(grown < 20, `RSS grew ${grown.toFixed(1)} MB while nobody read`);
+  await iterator.return?.(undefined);
 });

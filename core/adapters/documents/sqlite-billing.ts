@@ -28,6 +28,9 @@ import {
  * file cannot slip a charge between our check and our write.
  */
 
+/** How stale another process's grant writes may look to the active-grant cache. */
+export const VERSION_RECHECK_MS = 10;
+
 // `IS` instead of `=` so a grant that never counted a window (NULL key) reads as "window rolled over".
 const CHARGE_SQL = `
 UPDATE grants SET
@@ -138,8 +141,21 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
   // Active grants are read on every charge and balance call. They are cached
   // per account and revalidated cheaply: `generation` moves with every grant
   // write through this handle, `PRAGMA data_version` with every commit by
-  // another connection to the file (another process, the admin CLI).
+  // another connection to the file (another process, the admin CLI). The
+  // pragma is asked at most every VERSION_RECHECK_MS rather than on every
+  // call, so another process's grant write is seen within that time; a
+  // charge decided on a stale list is still the conditional UPDATE above.
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let versionSeen: unknown = null;
+  let versionAt = -Infinity;
+  const currentVersion = (): unknown => {
+    const now = performance.now();
+    if (now - versionAt >= VERSION_RECHECK_MS) {
+      versionSeen = dataVersion.get();
+      versionAt = now;
+    }
+    return versionSeen;
+  };
   let generation = 0;
   const activeCache = new Map<string, { version: unknown; generation: number; grants: Grant[] }>();
   const wrote = <T>(result: T): T => {
@@ -156,7 +172,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
       return read(id);
     },
     async listActive(accountId) {
-      const version = dataVersion.get();
+      const version = currentVersion();
       const hit = activeCache.get(accountId);
       if (hit && hit.version === version && hit.generation === generation) return hit.grants.map((g) => ({ ...g }));
       const grants = (selectActive.all(accountId) as GrantRow[]).map(toGrant);

@@ -1,16 +1,18 @@
 /**
  * Encodes a stream of s16le mono PCM into an output format as the PCM
  * arrives. WAV, raw PCM and mu-law are encoded in-process (no process start,
- * no latency); MP3 and Ogg Opus go through one ffmpeg process per stream,
- * stdin to stdout. Destroying the returned stream stops the encoder and the
- * PCM source (its generator's `finally` runs, so an engine stops too).
+ * no latency); MP3 goes through one `lame` process per stream (ffmpeg where
+ * lame is not installed) and Ogg Opus through one ffmpeg process, stdin to
+ * stdout. Destroying the returned stream stops the encoder and the PCM
+ * source (its generator's `finally` runs, so an engine stops too).
  */
 import { PassThrough, Readable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { outputRateFor, type AudioFormat } from './formats.ts';
 import { requireFfmpeg } from './ffmpeg.ts';
+import { lameBinary, lameStream } from './lame.ts';
 import { encodeMulaw } from './mulaw.ts';
-import { LinearResampler, resamplePcm } from './resample.ts';
+import { Resampler, resamplePcm } from './resample.ts';
 import { wavFile, wavHeader } from './wav.ts';
 
 export interface EncodeOptions {
@@ -25,16 +27,26 @@ export interface EncodeOptions {
 
 const DEFAULT_BITRATE: Record<'mp3' | 'opus', number> = { mp3: 128, opus: 48 };
 
+/** PCM at another rate, band-limited; passes through when the rates match. */
+async function* resampled(pcm: AsyncIterable<Buffer>, inputRate: number, outputRate: number): AsyncGenerator<Buffer> {
+  const resampler = new Resampler(inputRate, outputRate);
+  try {
+    for await (const chunk of pcm) {
+      const out = resampler.push(chunk);
+      if (out.length > 0) yield out;
+    }
+    const tail = resampler.flush();
+    if (tail.length > 0) yield tail;
+  } finally {
+    resampler.close();
+  }
+}
+
 async function* encodeInProcess(
   pcm: AsyncIterable<Buffer>, format: 'wav' | 'pcm' | 'ulaw', inputRate: number, outputRate: number,
 ): AsyncGenerator<Buffer> {
-  const resampler = new LinearResampler(inputRate, outputRate);
   if (format === 'wav') yield wavHeader(null, outputRate);
-  for await (const chunk of pcm) {
-    const out = resampler.push(chunk);
-    if (out.length === 0) continue;
-    yield format === 'ulaw' ? encodeMulaw(out) : out;
-  }
+  for await (const out of resampled(pcm, inputRate, outputRate)) yield format === 'ulaw' ? encodeMulaw(out) : out;
 }
 
 /** Output arguments per codec; packets are flushed at once so streamed audio is not held back. */
@@ -79,6 +91,8 @@ export function ffmpegPcmStream(
 export function encodeStream(pcm: AsyncIterable<Buffer>, options: EncodeOptions): Readable {
   const { format, inputRate } = options;
   const outputRate = outputRateFor(format, options.outputRate);
+  const lame = format === 'mp3' ? lameBinary() : null;
+  if (lame) return lameStream(resampled(pcm, inputRate, outputRate), outputRate, options.bitrateKbps ?? DEFAULT_BITRATE.mp3, lame);
   if (format === 'mp3' || format === 'opus') {
     const { container, args } = codecOptions(format, options.bitrateKbps ?? DEFAULT_BITRATE[format]);
     return ffmpegPcmStream(pcm, { inputRate, outputRate, container, args, format });

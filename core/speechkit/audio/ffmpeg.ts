@@ -1,16 +1,21 @@
 /**
- * Locates the ffmpeg binary shipped by @ffmpeg-installer and says which
- * formats can be encoded, so the API can answer 503 naming the format (or
- * fall back to WAV) instead of failing mid-stream.
+ * Locates the encoders — Debian's `lame` for MP3 when installed, and the
+ * ffmpeg binary shipped by @ffmpeg-installer for Opus, mastering and MP3
+ * without lame — and says which formats can be encoded, so the API can
+ * answer 503 naming the format (or fall back to WAV) instead of failing
+ * mid-stream.
  */
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
 import { AUDIO_FORMATS, FFMPEG_FORMATS, type AudioFormat } from './formats.ts';
+import { findExecutable } from './binaries.ts';
 
 export interface EncoderAvailability {
   /** path of an executable ffmpeg, or null */
   ffmpeg: string | null;
+  /** path of Debian's lame (MP3), or null */
+  lame: string | null;
   formats: Record<AudioFormat, boolean>;
   /** why ffmpeg is unusable, when it is */
   reason: string | null;
@@ -48,10 +53,11 @@ function locateFfmpeg(): { path: string | null; reason: string | null } {
 export function encoderAvailability(): EncoderAvailability {
   if (cached) return cached;
   const { path, reason } = locateFfmpeg();
+  const lame = findExecutable('lame');
   const formats = Object.fromEntries(
-    AUDIO_FORMATS.map((f) => [f, !FFMPEG_FORMATS.has(f) || path !== null]),
+    AUDIO_FORMATS.map((f) => [f, !FFMPEG_FORMATS.has(f) || path !== null || (f === 'mp3' && lame !== null)]),
   ) as Record<AudioFormat, boolean>;
-  cached = { ffmpeg: path, formats, reason };
+  cached = { ffmpeg: path, lame, formats, reason };
   return cached;
 }
 
@@ -76,5 +82,5 @@ export async function probeEncoders(): Promise<Record<AudioFormat, boolean>> {
   const listing = await new Promise<string>((resolve) => {
     execFile(base.ffmpeg!, ['-hide_banner', '-encoders'], { timeout: 10_000 }, (err, stdout) => resolve(err ? '' : stdout));
   });
-  return { ...base.formats, mp3: /\blibmp3lame\b/.test(listing), opus: /\blibopus\b/.test(listing) };
+  return { ...base.formats, mp3: base.lame !== null || /\blibmp3lame\b/.test(listing), opus: /\blibopus\b/.test(listing) };
 }
