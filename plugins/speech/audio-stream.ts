@@ -47,6 +47,30 @@ export function streamAudio(run: SpeechRun, sink: ResponseSink, output: AudioOut
   });
 }
 
+/**
+ * A whole WAV (non-streamed `/audio/speech`): the samples are spooled into
+ * the saved copy, which writes the WAV with its true RIFF and data sizes;
+ * then the response sends that file with a Content-Length. Memory stays
+ * bounded whatever the length; the first byte waits for the last sample.
+ */
+export async function sendWholeWav(run: SpeechRun, sink: ResponseSink, output: AudioOutput, copy: SavedCopy): Promise<RunEnd> {
+  const end = await pump(run, { format: 'pcm', sampleRate: output.sampleRate }, async (bytes) => {
+    await copy.write(bytes);
+    return sink.open;
+  });
+  if (end !== 'complete') return end;
+  const sealed = await copy.sealWav(output.sampleRate);
+  if (!sealed) return 'failed';
+  sink.setLength(sealed.size);
+  for await (const bytes of sealed.stream as AsyncIterable<Buffer>) {
+    if (!(await sink.write(bytes))) {
+      sealed.stream.destroy();
+      return 'client_gone';
+    }
+  }
+  return 'complete';
+}
+
 /** Ends an audio body. Headerless audio cannot say it is incomplete, so a cut-short body is cut off mid-transfer. */
 export async function finishAudio(end: RunEnd, sink: ResponseSink): Promise<void> {
   if (end === 'complete') await sink.end();

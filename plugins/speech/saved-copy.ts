@@ -3,7 +3,12 @@
  * `X-Service-Job-Id`). The job record exists before the first byte is sent,
  * the encoded bytes are written to storage as they go to the client, and
  * the job completes with a link to the very same audio. Storage trouble
- * never breaks the response itself: the copy's job fails instead.
+ * never breaks a streamed response: the copy's job fails instead.
+ *
+ * A WAV is different: a whole WAV must carry its true RIFF and data sizes,
+ * which are known only at the end. Its samples go to a scratch blob first;
+ * `sealWav` then writes the WAV (exact header, then the samples) as the copy,
+ * and the response is served from it, with a Content-Length.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -11,7 +16,9 @@ import type { Blobs } from '../../core/ports/blobs.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
 import type { Charge } from '../../core/billing/service.ts';
 import type { Logger } from '../../core/logger.ts';
+import { Readable } from 'node:stream';
 import { CONTENT_TYPES, type AudioFormat } from '../../core/speechkit/audio/index.ts';
+import { wavHeader } from '../../core/speechkit/audio/wav.ts';
 
 const EXTENSIONS: Record<AudioFormat, string> = { mp3: 'mp3', opus: 'ogg', wav: 'wav', pcm: 'pcm', ulaw: 'ulaw' };
 
@@ -40,11 +47,15 @@ export class SavedCopy {
   private readonly body = new PassThrough();
   private readonly stored: Promise<boolean>;
   private broken = false;
+  /** WAV only: where the samples wait until their count is known */
+  private readonly scratchKey: string | null;
+  private bytes = 0;
 
-  private constructor(private readonly deps: SavedCopyDeps, readonly jobId: string, private readonly audioKey: string, contentType: string) {
+  private constructor(private readonly deps: SavedCopyDeps, readonly jobId: string, private readonly audioKey: string, private readonly contentType: string) {
+    this.scratchKey = contentType === CONTENT_TYPES.wav ? `${audioKey}.pcm.part` : null;
     // `fail` may destroy the body before storage has attached to it; storage reports its own outcome through `stored`.
     this.body.on('error', () => undefined);
-    this.stored = deps.blobs.put(audioKey, this.body, contentType).then(
+    this.stored = deps.blobs.put(this.scratchKey ?? audioKey, this.body, this.scratchKey ? 'application/octet-stream' : contentType).then(
       () => true,
       (err: unknown) => {
         if (!this.broken) deps.logger.warn('saved copy could not be stored', { jobId, err: err as Error });
@@ -69,16 +80,42 @@ export class SavedCopy {
     return new SavedCopy(deps, jobId, `speech/${jobId}.${EXTENSIONS[input.format]}`, CONTENT_TYPES[input.format]);
   }
 
-  /** Takes the next encoded bytes, waiting while storage is slower than the client. */
+  /** Takes the next encoded bytes (WAV: raw samples), waiting while storage is slower than the client. */
   async write(bytes: Buffer): Promise<void> {
+    this.bytes += bytes.length;
     if (this.broken || this.body.write(bytes)) return;
     await Promise.race([new Promise((resolve) => this.body.once('drain', resolve)), this.stored]);
+  }
+
+  /**
+   * WAV only: the samples are all in; stores the WAV with its exact sizes and
+   * opens it for the response. Null when storage failed (the response cannot be served whole).
+   */
+  async sealWav(sampleRate: number): Promise<{ size: number; stream: Readable } | null> {
+    if (!this.scratchKey) throw new Error('sealWav is for WAV copies');
+    this.body.end();
+    if (!(await this.stored)) return null;
+    try {
+      const scratch = await this.deps.blobs.open(this.scratchKey);
+      if (!scratch) throw new Error(`scratch audio ${this.scratchKey} vanished`);
+      const header = wavHeader(this.bytes, sampleRate);
+      await this.deps.blobs.put(this.audioKey, Readable.from(withHeader(header, scratch.stream)), this.contentType);
+      const sealed = await this.deps.blobs.open(this.audioKey);
+      if (!sealed) throw new Error(`saved WAV ${this.audioKey} vanished`);
+      return { size: sealed.info.size, stream: sealed.stream };
+    } catch (err) {
+      this.deps.logger.warn('saved WAV could not be written', { jobId: this.jobId, err: err as Error });
+      this.broken = true;
+      return null;
+    } finally {
+      await this.deps.blobs.delete(this.scratchKey).catch(() => undefined);
+    }
   }
 
   /** The response was complete: the job completes with a link to the same bytes. */
   async complete(durationSeconds: number, processingMs: number): Promise<void> {
     this.body.end();
-    if (!(await this.stored)) {
+    if (!(await this.stored) || this.broken) {
       await this.fail('synthesis_failed', 'The audio was delivered, but its copy could not be saved.', false);
       return;
     }
@@ -91,9 +128,15 @@ export class SavedCopy {
     this.body.destroy(new Error(message));
     await this.stored;
     await this.deps.blobs.delete(this.audioKey).catch(() => undefined);
+    if (this.scratchKey) await this.deps.blobs.delete(this.scratchKey).catch(() => undefined);
     await this.deps.jobs.fail(this.jobId, { errorCode, error: message, completedAt: new Date().toISOString() });
     if (refunded) await this.deps.jobs.markRefunded(this.jobId);
   }
+}
+
+async function* withHeader(header: Buffer, body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield header;
+  yield* body;
 }
 
 /** Identifies what the copy holds; copies are never served from the `POST /tts` content cache. */

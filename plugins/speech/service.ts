@@ -25,7 +25,7 @@ import type { AgentSpeechBody, AgentSpeechQuery, AudioSpeechBody, TtsStreamBody 
 import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from './options.ts';
 import { chargeAndStart, settleRun, type BillingScope, type EarlyFailure, type StartedRun } from './billing-run.ts';
 import { ResponseSink } from './sink.ts';
-import { finishAudio, finishSse, streamAudio, streamSse } from './audio-stream.ts';
+import { finishAudio, finishSse, sendWholeWav, streamAudio, streamSse } from './audio-stream.ts';
 import { FrameStream } from './stream-session.ts';
 import { streamFormatName } from './stream-frames.ts';
 import { SavedCopy } from './saved-copy.ts';
@@ -189,7 +189,8 @@ export function createSpeechService(services: SpeechDeps) {
         if (copy) headers['X-Service-Job-Id'] = copy.jobId;
         const audio = { format: output.format, sampleRate: output.sampleRate };
         return delivery(scope, sink, started, headers, {
-          write: () => (sse ? streamSse(started.run, sink, audio) : streamAudio(started.run, sink, audio, copy)),
+          write: () => (sse ? streamSse(started.run, sink, audio)
+            : copy && output.format === 'wav' ? sendWholeWav(started.run, sink, audio, copy) : streamAudio(started.run, sink, audio, copy)),
           finish: (end) => (sse ? finishSse(end, started.run, sink) : finishAudio(end, sink)),
           async afterSettle(end, wasRefunded) {
             if (!copy) return;

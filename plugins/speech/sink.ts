@@ -34,6 +34,12 @@ export class ResponseSink {
     return this.out.writableNeedDrain;
   }
 
+  /** Declares the body's length before the first write (a whole file whose size is known). */
+  setLength(bytes: number): void {
+    const res = this.out as Writable & { headersSent?: boolean; setHeader?: (name: string, value: string) => void };
+    if (!res.headersSent && res.setHeader) res.setHeader('Content-Length', String(bytes));
+  }
+
   /** Writes the parts back to back; resolves once the client can take more. False when the client is gone. */
   async write(...parts: Buffer[]): Promise<boolean> {
     if (!this.open) return false;

@@ -245,3 +245,28 @@ test('the outcome event reaches usage with characters, audio seconds, generation
   t.like(usage.byRoute[0], { route: 'audio_speech', ok: 1 });
   t.like(usage.byVoice[0], { voice: 'vi-north-male-minh', voiceName: 'Minh', engine: 'v4' });
 });
+
+test('a whole WAV carries its true RIFF and data sizes and a Content-Length, and so does its saved copy', async (t) => {
+  const res = await speech({ input: TEXT, response_format: 'wav', sample_rate: 16000 });
+  t.is(res.status, 200);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  t.is(Number(res.headers.get('content-length')), bytes.length);
+  const check = (wav: Buffer, what: string) => {
+    t.is(wav.toString('ascii', 0, 4), 'RIFF', what);
+    t.is(wav.readUInt32LE(4), wav.length - 8, `${what}: RIFF size is the file less 8 bytes`);
+    t.is(wav.toString('ascii', 36, 40), 'data', what);
+    t.is(wav.readUInt32LE(40), wav.length - 44, `${what}: data size is every sample byte`);
+    t.is(wav.readUInt32LE(24), 16000, what);
+  };
+  check(bytes, 'response');
+  t.true(bytes.length > 44 + 16000, 'about a second of audio or more');
+  const jobId = res.headers.get('x-service-job-id');
+  const job = await waitFor(async () => {
+    const body = await (await p.api(`/tts/${jobId}`, { key })).json();
+    return body.status === 'completed' ? body : null;
+  }, { what: 'the saved copy' });
+  const copy = Buffer.from(await (await fetch(job.audioUrl)).arrayBuffer());
+  check(copy, 'saved copy');
+  t.deepEqual(copy, bytes);
+  t.is(job.duration, (bytes.length - 44) / 2 / 16000);
+});
