@@ -172,9 +172,9 @@ function requestBilling(ctx: RouteContext, services: PipelineServices): RequestB
 
 /** The status the outcome records: a request the client abandoned before any answer is 499, not whatever Koa defaulted to. */
 function recordedStatus(ctx: RouteContext): number {
-  // A handler that took the response over (streams) decided its status before writing.
-  if (ctx.respond === false) return ctx.status;
   const res = ctx.res;
+  // A handler that took the response over (streams) decided its status before writing, and may have changed it before the first byte.
+  if (ctx.respond === false) return res.headersSent ? res.statusCode : ctx.status;
   if (!res.headersSent && !res.writableFinished) return CLIENT_CLOSED_REQUEST;
   return res.statusCode;
 }

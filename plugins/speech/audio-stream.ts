@@ -5,6 +5,8 @@
  */
 import { encodeStream, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 import type { ResponseSink } from './sink.ts';
+import { ApiError } from '../../core/errors.ts';
+import { compatBody } from '../../core/http/envelopes.ts';
 import type { RunEnd, SpeechRun } from './synthesis.ts';
 import type { SavedCopy } from './saved-copy.ts';
 import { deltaEvents, doneEvent, errorEvent } from './sse.ts';
@@ -69,6 +71,18 @@ export async function sendWholeWav(run: SpeechRun, sink: ResponseSink, output: A
     }
   }
   return 'complete';
+}
+
+/**
+ * Ends a whole WAV. Nothing was sent before the last sample, so a run that
+ * did not complete still gets a status: 500 in the compatible envelope
+ * (refunded), instead of a cut transfer.
+ */
+export async function finishWholeWav(end: RunEnd, sink: ResponseSink): Promise<void> {
+  if (end === 'complete') return sink.end();
+  if (end === 'client_gone') return;
+  const message = end === 'abandoned' ? 'No audio was produced for too long; the tokens were refunded.' : 'Synthesis failed; the tokens were refunded. Retry shortly.';
+  if (!sink.answerError(500, compatBody(new ApiError(500, message)))) sink.cut();
 }
 
 /** Ends an audio body. Headerless audio cannot say it is incomplete, so a cut-short body is cut off mid-transfer. */

@@ -25,7 +25,7 @@ import type { AgentSpeechBody, AgentSpeechQuery, AudioSpeechBody, TtsStreamBody 
 import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from './options.ts';
 import { chargeAndStart, settleRun, type BillingScope, type EarlyFailure, type StartedRun } from './billing-run.ts';
 import { ResponseSink } from './sink.ts';
-import { finishAudio, finishSse, sendWholeWav, streamAudio, streamSse } from './audio-stream.ts';
+import { finishAudio, finishSse, finishWholeWav, sendWholeWav, streamAudio, streamSse } from './audio-stream.ts';
 import { FrameStream } from './stream-session.ts';
 import { streamFormatName } from './stream-frames.ts';
 import { SavedCopy } from './saved-copy.ts';
@@ -191,7 +191,7 @@ export function createSpeechService(services: SpeechDeps) {
         return delivery(scope, sink, started, headers, {
           write: () => (sse ? streamSse(started.run, sink, audio)
             : copy && output.format === 'wav' ? sendWholeWav(started.run, sink, audio, copy) : streamAudio(started.run, sink, audio, copy)),
-          finish: (end) => (sse ? finishSse(end, started.run, sink) : finishAudio(end, sink)),
+          finish: (end) => (sse ? finishSse(end, started.run, sink) : copy && output.format === 'wav' ? finishWholeWav(end, sink) : finishAudio(end, sink)),
           async afterSettle(end, wasRefunded) {
             if (!copy) return;
             if (end === 'complete') await copy.complete(started.run.seconds, started.run.genMs ?? 0);

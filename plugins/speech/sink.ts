@@ -40,6 +40,22 @@ export class ResponseSink {
     if (!res.headersSent && res.setHeader) res.setHeader('Content-Length', String(bytes));
   }
 
+  /**
+   * Answers with an error instead, when nothing of the body has been sent
+   * yet (a whole file that could not be completed). False when it is too late.
+   */
+  answerError(status: number, body: unknown): boolean {
+    const res = this.out as Writable & { headersSent?: boolean; statusCode?: number; setHeader?: (n: string, v: string) => void; removeHeader?: (n: string) => void };
+    if (!this.open || res.headersSent || !res.setHeader || !res.removeHeader) return false;
+    const json = Buffer.from(JSON.stringify(body));
+    res.statusCode = status;
+    for (const name of ['Content-Length', 'X-Sample-Rate']) res.removeHeader(name);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', String(json.length));
+    this.out.end(json);
+    return true;
+  }
+
   /** Writes the parts back to back; resolves once the client can take more. False when the client is gone. */
   async write(...parts: Buffer[]): Promise<boolean> {
     if (!this.open) return false;

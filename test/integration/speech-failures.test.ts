@@ -171,7 +171,7 @@ test.serial('/audio/speech: failure before any audio is 500 api_error, refunded'
   t.is(await remainingTokens(p, apiKey), before);
 });
 
-test.serial('/audio/speech cut short: the transfer is cut, refunded, and the saved copy is failed', async (t) => {
+test.serial('/audio/speech cut short: a streamed transfer is cut; a whole WAV, not yet sent, answers 500; both refunded, the saved copy failed', async (t) => {
   useEngine(failAfter(1));
   const { apiKey, before } = await account();
   const streamed = await post('/audio/speech', { input: SENTENCE, response_format: 'pcm', stream_format: 'audio' }, apiKey);
@@ -179,7 +179,8 @@ test.serial('/audio/speech cut short: the transfer is cut, refunded, and the sav
   t.true((await readAll(streamed)).cut);
   const whole = await post('/audio/speech', { input: SENTENCE, response_format: 'wav' }, apiKey);
   const jobId = whole.headers.get('x-service-job-id');
-  t.true((await readAll(whole)).cut);
+  t.is(whole.status, 500);
+  t.like((await whole.json()).error, { type: 'api_error', code: null });
   t.is(await remainingTokens(p, apiKey), before);
   const job = await waitFor(async () => {
     const body = await (await p.api(`/tts/${jobId}`, { key: apiKey })).json();
