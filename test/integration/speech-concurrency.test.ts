@@ -86,6 +86,8 @@ test.serial('many non-reading connections of one key: the key runs at most its s
   const flooder = await p.bootstrap();
   const other = await p.bootstrap();
   const before = await remainingTokens(p, flooder.apiKey);
+  // One long request first: the text-preparation threads and the engine start once per process, not per connection.
+  await (await p.api('/audio/speech', { method: 'POST', key: other.apiKey, json: { ...speechBody, stream_format: undefined } })).arrayBuffer();
   const rssBefore = process.memoryUsage().rss;
 
   const CONNECTIONS = 40;
