@@ -4,7 +4,7 @@
  * Kept pure so every rule of SPEC can be checked without a server.
  */
 import type { VoiceCatalog } from '../../core/catalog.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 import { RETIRED_ENGINES } from '../../config/engines.ts';
 import { DEFAULT_SAMPLE_RATE, FIXED_RATES, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
@@ -25,13 +25,13 @@ export function compatEngine(body: { engine?: string | null; model?: string | nu
   if (!named) return catalog.defaultEngine();
   const engine = named[2];
   if (RETIRED_ENGINES.has(engine)) {
-    throw new ApiError(400, `Model "${body.model}" is retired: engine ${engine} was retired on 2026-09-24. Use model "${named[1]}-v4" (or tts-1) with a voice from GET /voices?engine=v4.`, {
+    throw new DomainError('invalid', `Model "${body.model}" is retired: engine ${engine} was retired on 2026-09-24. Use model "${named[1]}-v4" (or tts-1) with a voice from GET /voices?engine=v4.`, {
       code: 'ENGINE_RETIRED', param: 'model',
     });
   }
   if (!catalog.engines().some((e) => e.key === engine)) {
     const available = catalog.engines().map((e) => `${named[1]}-${e.key}`).join(', ');
-    throw new ApiError(400, `Model "${body.model}" names engine "${engine}", which does not exist. Available: ${available}.`, { code: 'UNKNOWN_ENGINE', param: 'model' });
+    throw new DomainError('invalid', `Model "${body.model}" names engine "${engine}", which does not exist. Available: ${available}.`, { code: 'UNKNOWN_ENGINE', param: 'model' });
   }
   return engine;
 }
@@ -63,14 +63,14 @@ export function chooseOutput(request: OutputRequest, canEncode: (format: AudioFo
   let format = request.format ?? request.defaultFormat;
   const fixed = FIXED_RATES[format];
   if (fixed !== undefined && request.sampleRate !== undefined && request.sampleRate !== fixed) {
-    throw new ApiError(400, `${format} is always ${fixed} Hz; "${request.params.sampleRate}" ${request.sampleRate} conflicts with it. Omit it or send ${fixed}.`, {
+    throw new DomainError('invalid', `${format} is always ${fixed} Hz; "${request.params.sampleRate}" ${request.sampleRate} conflicts with it. Omit it or send ${fixed}.`, {
       code: 'SAMPLE_RATE_CONFLICT', param: request.params.sampleRate,
     });
   }
   let fellBack = false;
   if (!canEncode(format)) {
     if (request.format !== undefined) {
-      throw new ApiError(503, `No ${format} encoder is available on this worker right now. Retry shortly, or ask for wav, pcm or ulaw.`, {
+      throw new DomainError('unavailable', `No ${format} encoder is available on this worker right now. Retry shortly, or ask for wav, pcm or ulaw.`, {
         code: 'ENCODER_UNAVAILABLE', param: request.params.format, usageCode: 'synthesis_unavailable',
       });
     }
@@ -89,6 +89,6 @@ export function clampSpeed(speed: number): number {
 /** `stream_format` only makes sense for headerless audio, which can be cut anywhere. */
 export function checkStreamFormat(streamFormat: string | undefined, format: AudioFormat): void {
   if (streamFormat !== undefined && format !== 'pcm' && format !== 'ulaw') {
-    throw new ApiError(400, `"stream_format" ${streamFormat} needs "response_format" pcm or ulaw, not ${format}.`, { code: 'STREAM_FORMAT_UNSUPPORTED', param: 'stream_format' });
+    throw new DomainError('invalid', `"stream_format" ${streamFormat} needs "response_format" pcm or ulaw, not ${format}.`, { code: 'STREAM_FORMAT_UNSUPPORTED', param: 'stream_format' });
   }
 }

@@ -4,7 +4,7 @@
  * capacity. Both are taken before billing, so a refusal moves no money.
  */
 import type { SlotPool } from '../../core/ports/counters.ts';
-import { ApiError } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 
 /**
  * A slot outlives its stream only when a process dies without releasing it.
@@ -28,7 +28,7 @@ export async function acquireStreamSlots(slots: SlotPool, grantId: string, limit
   const grantPool = `streams:grant:${grantId}`;
   const own = await slots.acquire(grantPool, limits.streamsPerGrant, STREAM_SLOT_TTL_SECONDS);
   if (!own.ok || !own.slotId) {
-    throw new ApiError(429, `At most ${limits.streamsPerGrant} streams can be open at once on this plan (its keys share them). Close one and retry; nothing was charged.`, {
+    throw new DomainError('limited', `At most ${limits.streamsPerGrant} streams can be open at once on this plan (its keys share them). Close one and retry; nothing was charged.`, {
       code: 'STREAM_CONCURRENCY',
     });
   }
@@ -38,7 +38,7 @@ export async function acquireStreamSlots(slots: SlotPool, grantId: string, limit
   });
   if (!service.ok || !service.slotId) {
     await slots.release(grantPool, own.slotId);
-    throw new ApiError(503, 'Streaming capacity is used up right now. Retry shortly, or render the text with POST /tts instead; nothing was charged.', {
+    throw new DomainError('unavailable', 'Streaming capacity is used up right now. Retry shortly, or render the text with POST /tts instead; nothing was charged.', {
       code: 'STREAM_BUSY', extra: { fallback: 'generate' },
     });
   }
