@@ -23,14 +23,19 @@ import { CLOSED_ERROR_STATUS, DAY_MS } from './report.ts';
 
 export const AGG_TABLES = {
   input: 'usage_agg_input',
-  daily: 'usage_daily',
-  dailyView: 'usage_daily_mv',
+  /** per account, key, UTC day and route: byDay, byRoute, totals and the generation-time histogram */
+  routes: 'usage_daily_routes',
+  /** per account, key, UTC day and voice: byVoice */
+  voices: 'usage_daily_voices',
+  /** per account, key, UTC day, error code and status (rows with a code only): byErrorCode */
+  errors: 'usage_daily_errors',
   ids: 'usage_agg_ids',
-  idsView: 'usage_agg_ids_mv',
   fixes: 'usage_daily_fixes',
   /** created once, by the process that runs the backfill; holds a row once the backfill has finished */
   backfill: 'usage_agg_backfill',
 } as const;
+
+const VIEWS = { routes: 'usage_daily_routes_mv', voices: 'usage_daily_voices_mv', errors: 'usage_daily_errors_mv', ids: 'usage_agg_ids_mv' } as const;
 
 /** Columns of a fix row besides the tid and the copy count: what the report cells read from a row. */
 export const FIX_EVENT_COLUMNS = [
@@ -44,37 +49,89 @@ export const FIX_ROW_TYPES: ReadonlyArray<readonly [string, RowBinaryType]> = [
   ['tid', 'String'], ['sign', 'Int8'], ['copies', 'UInt64'],
 ];
 
-/** The report cells a row falls into: day, route, voice, and error code with status (only rows with a code). */
-export const CELLS = `arrayFilter(d -> d.1 != 'e' OR d.2 != '', [('d', '', ''), ('r', route, ''), ('v', voice, ''), ('e', error_code, toString(status))])`;
+/**
+ * The figures of a report cell. `W` in a per-row value stands for the
+ * row's signed weight: its sign in the views, sign x surplus copies in fixes.
+ * Stored states are named `m_<name>`, apart from every source column: 18.16
+ * would substitute an alias inside its own expression.
+ */
+export interface Measure {
+  name: string;
+  type: 'Int64' | 'Float64' | 'UInt64' | 'String';
+  fn: 'sum' | 'max';
+  /** per-row value in the views */
+  view: string;
+  /** per-row value in rows read from usage_events or usage_daily_fixes (columns w, w_retracted, own) */
+  row: string;
+}
 
-const SUM_STATES: ReadonlyArray<readonly [string, string, string]> = [
-  // [column, type, per-row value of a contribution with sign `sign`]
-  ['n_requests', 'Int64', 'toInt64(sign)'],
-  ['n_ok', 'Int64', "toInt64(sign) * (result = 'ok')"],
-  ['n_queued', 'Int64', "toInt64(sign) * (result = 'queued')"],
-  ['n_cache_hit', 'Int64', "toInt64(sign) * (result = 'cache_hit')"],
-  ['n_denied', 'Int64', "toInt64(sign) * (result = 'denied')"],
-  ['n_error', 'Int64', "toInt64(sign) * (result = 'error')"],
-  ['s_tokens', 'Float64', 'sign * tokens_charged'],
-  ['s_characters', 'Int64', 'toInt64(sign) * toInt64(characters)'],
-  ['s_audio', 'Float64', 'sign * audio_seconds'],
-  ['n_gen', 'Int64', 'toInt64(sign) * isNotNull(gen_ms)'],
-  ['s_gen', 'Float64', 'sign * ifNull(gen_ms, 0)'],
-  // Retractions in the cell: max() below cannot forget a retracted row, so the query re-reads lastAt when this is > 0.
-  ['n_retracted', 'Int64', 'toInt64(sign < 0)'],
+const weighted = (name: string, type: Measure['type'], value: string): Measure => ({
+  name, type, fn: 'sum', view: value.replace(/\bW\b/g, 'toInt64(sign)'), row: value.replace(/\bW\b/g, 'w'),
+});
+
+export const MEASURES: Measure[] = [
+  weighted('requests', 'Int64', 'W'),
+  weighted('ok', 'Int64', "W * (result = 'ok')"),
+  weighted('queued', 'Int64', "W * (result = 'queued')"),
+  weighted('cache_hit', 'Int64', "W * (result = 'cache_hit')"),
+  weighted('denied', 'Int64', "W * (result = 'denied')"),
+  weighted('error', 'Int64', "W * (result = 'error')"),
+  weighted('tok', 'Float64', 'W * tokens_charged'),
+  weighted('chars', 'Int64', 'W * toInt64(characters)'),
+  weighted('audio', 'Float64', 'W * audio_seconds'),
+  weighted('gen_n', 'Int64', 'W * isNotNull(gen_ms)'),
+  weighted('gen_sum', 'Float64', 'W * ifNull(gen_ms, 0)'),
+  // Retractions in the cell: max() cannot forget a retracted row, so the query re-reads lastAt of a cell that has any.
+  { name: 'retracted', type: 'Int64', fn: 'sum', view: 'toInt64(sign < 0)', row: 'w_retracted' },
+  { name: 'last_at', type: 'UInt64', fn: 'max', view: 'if(sign > 0, at_ms, toUInt64(0))', row: 'if(own = 1, at_ms, toUInt64(0))' },
+  { name: 'vname', type: 'String', fn: 'max', view: "if(sign > 0, voice_name, '')", row: "if(own = 1, voice_name, '')" },
+  { name: 'eng', type: 'String', fn: 'max', view: "if(sign > 0, engine, '')", row: "if(own = 1, engine, '')" },
 ];
-const MAX_STATES: ReadonlyArray<readonly [string, string, string]> = [
-  ['last_at_ms', 'UInt64', 'if(sign > 0, at_ms, toUInt64(0))'],
-  ['voice_name_max', 'String', "if(sign > 0, voice_name, '')"],
-  ['engine_max', 'String', "if(sign > 0, engine, '')"],
-];
-/** Generation times of day cells as value -> count: merged over a window it gives the exact p95. */
-const GEN_HIST_TYPE = 'AggregateFunction(sumMap, Array(Float64), Array(Int64))';
-export const genHistState = (weight: string, when: string) =>
-  `sumMapState(if(${when} AND isNotNull(gen_ms), [assumeNotNull(gen_ms)], emptyArrayFloat64()), if(${when} AND isNotNull(gen_ms), [${weight}], emptyArrayInt64()))`;
+
+/**
+ * Generation times as an exact value -> count map (quantilesExactWeighted:
+ * a hash map, far cheaper to merge than sumMap), queried at two levels so
+ * that one of them lands on SPEC's position floor(0.95 x n) whatever n is
+ * (see p95FromLevels in clickhouse-usage.ts). Weights are signed counts
+ * written as UInt64: the map adds them modulo 2^64, so a retraction (-1,
+ * i.e. 2^64 - 1) cancels its row exactly.
+ */
+export const P95_LEVELS = [0.95, 0.950000000001] as const;
+export const genHistFunction = (combinator: '' | 'State' | 'MergeState' | 'MergeIf') =>
+  `quantilesExactWeighted${combinator}(${P95_LEVELS.join(', ')})`;
+export const GEN_HIST_TYPE = `AggregateFunction(${genHistFunction('')}, Float64, UInt64)`;
+/** A row's generation time with its weight (0 when it has none: a zero weight never decides a quantile). */
+export const genHistState = (weight: string, when = '1') =>
+  `${genHistFunction('State')}(ifNull(gen_ms, 0), toUInt64(if(${when} AND isNotNull(gen_ms), ${weight}, toInt64(0))))`;
 
 /** UTC day of at_ms as a Date, independent of the server's time zone. */
 export const UTC_DAY = `toDate(toUInt16(intDiv(at_ms, ${DAY_MS})))`;
+
+/**
+ * The three aggregate tables, each fed by its own view (one GROUP BY over the
+ * inserted rows each: cheaper than fanning every row out into cells). `kind`
+ * names the report cell its rows become: x = (day, route), v = voice, e =
+ * error code and status; k1/k2 read the cell's names from a stored row.
+ */
+export const KINDS = [
+  {
+    kind: 'x', table: AGG_TABLES.routes, view: VIEWS.routes, keys: [['route', 'String']], k1: 'toString(toUInt16(day))', k2: 'route',
+    measures: ['requests', 'ok', 'queued', 'cache_hit', 'denied', 'error', 'tok', 'chars', 'audio', 'gen_n', 'gen_sum'], hist: true, where: '',
+  },
+  {
+    kind: 'v', table: AGG_TABLES.voices, view: VIEWS.voices, keys: [['voice', 'String']], k1: 'voice', k2: "''",
+    measures: ['requests', 'error', 'tok', 'audio', 'gen_n', 'gen_sum', 'vname', 'eng'], hist: false, where: '',
+  },
+  {
+    kind: 'e', table: AGG_TABLES.errors, view: VIEWS.errors, keys: [['error_code', 'String'], ['status', 'UInt16']], k1: 'error_code',
+    k2: 'toString(status)', measures: ['requests', 'retracted', 'last_at'], hist: false, where: "WHERE error_code != ''",
+  },
+] as const;
+
+/** The same cells for rows read one by one (raw rows and fixes). */
+export const ROW_CELLS = `arrayFilter(d -> d.1 != 'e' OR d.2 != '', [('x', toString(intDiv(at_ms, ${DAY_MS})), route), ('v', voice, ''), ('e', error_code, toString(status))])`;
+
+export const measure = (name: string): Measure => MEASURES.find((m) => m.name === name)!;
 
 export function aggregateStatements(database: string): string[] {
   const db = sqlIdentifier(database);
@@ -82,34 +139,39 @@ export function aggregateStatements(database: string): string[] {
   const inputColumns = [
     ...EVENT_ROW_TYPES.map(([name, type]) => `${name} ${type}`), "tid String DEFAULT concat('o:', id)", 'sign Int8 DEFAULT 1',
   ].map((line) => `\n  ${line}`).join(',');
-  const states = [
-    ...SUM_STATES.map(([name, type]) => `${name} AggregateFunction(sum, ${type})`),
-    ...MAX_STATES.map(([name, type]) => `${name} AggregateFunction(max, ${type})`),
-    `gen_hist ${GEN_HIST_TYPE}`,
-  ];
   const fixColumns = FIX_ROW_TYPES.map(([name, type]) => `\n  ${name} ${type}`).join(',');
+  const aggregates = KINDS.flatMap(({ table, view, keys, measures, hist, where }) => {
+    const keyNames = keys.map(([name]) => name);
+    const states = [
+      ...measures.map((name) => `m_${name} AggregateFunction(${measure(name).fn}, ${measure(name).type})`),
+      ...(hist ? [`m_gen_hist ${GEN_HIST_TYPE}`] : []),
+    ];
+    const values = [
+      ...measures.map((name) => `${measure(name).fn}State(${measure(name).view}) AS m_${name}`),
+      ...(hist ? [`${genHistState('toInt64(sign)')} AS m_gen_hist`] : []),
+    ];
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t(table)} (
+  account_id String, key_id String, day Date, ${keys.map(([name, type]) => `${name} ${type}`).join(', ')},
+  ${states.join(',\n  ')}
+) ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (account_id, key_id, day, ${keyNames.join(', ')})`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(view)} TO ${t(table)} AS
+SELECT account_id, key_id, ${UTC_DAY} AS day, ${keyNames.join(', ')},
+  ${values.join(',\n  ')}
+FROM ${t(AGG_TABLES.input)} ${where}
+GROUP BY account_id, key_id, day, ${keyNames.join(', ')}`,
+    ];
+  });
   return [
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.input)} (${inputColumns}
 ) ENGINE = Null`,
-    `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.daily)} (
-  account_id String, key_id String, day Date, kind String, k1 String, k2 String,
-  ${states.join(',\n  ')}
-) ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (account_id, key_id, day, kind, k1, k2)`,
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.ids)} (
   at_ms UInt64, at DateTime, tid String
 ) ENGINE = MergeTree PARTITION BY toYYYYMM(at) ORDER BY (at_ms, tid)`,
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.fixes)} (${fixColumns}
 ) ENGINE = ReplacingMergeTree(copies) ORDER BY (account_id, at_ms, tid)`,
-    // Target columns are named apart from source columns: 18.16 would substitute an alias inside its own expression.
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(AGG_TABLES.dailyView)} TO ${t(AGG_TABLES.daily)} AS
-SELECT account_id, key_id, ${UTC_DAY} AS day, cell.1 AS kind, cell.2 AS k1, cell.3 AS k2,
-  ${SUM_STATES.map(([name, , value]) => `sumState(${value}) AS ${name}`).join(',\n  ')},
-  ${MAX_STATES.map(([name, , value]) => `maxState(${value}) AS ${name}`).join(',\n  ')},
-  ${genHistState('toInt64(sign)', "cell.1 = 'd'")} AS gen_hist
-FROM ${t(AGG_TABLES.input)}
-ARRAY JOIN ${CELLS} AS cell
-GROUP BY account_id, key_id, day, kind, k1, k2`,
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(AGG_TABLES.idsView)} TO ${t(AGG_TABLES.ids)} AS
+    ...aggregates,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(VIEWS.ids)} TO ${t(AGG_TABLES.ids)} AS
 SELECT at_ms, toDateTime(intDiv(at_ms, 1000)) AS at, tid FROM ${t(AGG_TABLES.input)}`,
   ];
 }
@@ -122,8 +184,7 @@ export function backfillMarkerStatement(database: string): string {
 /** Everything aggregate, views first; dropping these and restarting rebuilds the aggregates from the raw tables. */
 export function dropAggregateStatements(database: string): string[] {
   const t = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
-  return [AGG_TABLES.dailyView, AGG_TABLES.idsView, AGG_TABLES.input, AGG_TABLES.daily, AGG_TABLES.ids, AGG_TABLES.fixes, AGG_TABLES.backfill]
-    .map((name) => `DROP TABLE IF EXISTS ${t(name)}`);
+  return [...Object.values(VIEWS), ...Object.values(AGG_TABLES)].map((name) => `DROP TABLE IF EXISTS ${t(name)}`);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { UsageQuery } from '../../ports/analytics.ts';
 import { sqlDateTime, sqlIdentifier, sqlNumber, sqlString } from './clickhouse-sql.ts';
 import { TABLES } from './clickhouse-schema.ts';
-import { AGG_TABLES, CELLS, genHistState } from './clickhouse-aggregates.ts';
+import { AGG_TABLES, genHistFunction, genHistState, KINDS, MEASURES, P95_LEVELS, ROW_CELLS } from './clickhouse-aggregates.ts';
 import { DAY_MS, quantileIndex, type DimKind, type DimRow } from './report.ts';
 
 /**
@@ -72,51 +72,50 @@ function fixRows(database: string, query: UsageQuery, [first, end]: [number, num
     WHERE ${scopeFilter(query)} AND at_ms >= ${sqlNumber(first * DAY_MS)} AND at_ms < ${sqlNumber(end * DAY_MS)}`;
 }
 
-/** Weighted rows folded into cells, in the same columns as the aggregate cells. */
+const zero = (type: string) => (type === 'String' ? "''" : `to${type}(0)`);
+const EMPTY_HIST = `${genHistFunction('State')}(toFloat64(0), toUInt64(0))`;
+
+/** Weighted rows folded into the cells the aggregate tables hold, in the same columns. */
 function weightedCells(sources: string[]): string {
-  const w = (condition: string) => `sum(w * (${condition}))`;
-  return `SELECT cell.1 AS c_kind, if(cell.1 = 'd', toString(intDiv(at_ms, ${DAY_MS})), cell.2) AS c_k1, cell.3 AS c_k2,
-    sum(w) AS requests, ${w("result = 'ok'")} AS ok, ${w("result = 'queued'")} AS queued, ${w("result = 'cache_hit'")} AS cache_hit,
-    ${w("result = 'denied'")} AS denied, ${w("result = 'error'")} AS error, sum(w * tokens_charged) AS tok,
-    sum(w * toInt64(characters)) AS chars, sum(w * audio_seconds) AS audio, ${w('isNotNull(gen_ms)')} AS gen_n,
-    sum(w * ifNull(gen_ms, 0)) AS gen_sum, sum(w_retracted) AS retracted, max(if(own = 1, at_ms, toUInt64(0))) AS last_at,
-    max(if(own = 1, voice_name, '')) AS vname, max(if(own = 1, engine, '')) AS eng, ${genHistState('w', "cell.1 = 'd'")} AS hist
+  return `SELECT cell.1 AS c_kind, cell.2 AS c_k1, cell.3 AS c_k2,
+    ${MEASURES.map((m) => `${m.fn}(${m.row}) AS ${m.name}`).join(', ')}, ${genHistState('w', "cell.1 = 'x'")} AS hist
   FROM (
     ${sources.join('\n    UNION ALL\n    ')}
   )
-  ARRAY JOIN ${CELLS} AS cell
+  ARRAY JOIN ${ROW_CELLS} AS cell
   GROUP BY c_kind, c_k1, c_k2`;
 }
 
-function aggregateCells(database: string, query: UsageQuery, [first, end]: [number, number]): string {
-  return `SELECT kind AS c_kind, if(kind = 'd', toString(toUInt16(day)), k1) AS c_k1, k2 AS c_k2,
-    sumMerge(n_requests) AS requests, sumMerge(n_ok) AS ok, sumMerge(n_queued) AS queued, sumMerge(n_cache_hit) AS cache_hit,
-    sumMerge(n_denied) AS denied, sumMerge(n_error) AS error, sumMerge(s_tokens) AS tok, sumMerge(s_characters) AS chars,
-    sumMerge(s_audio) AS audio, sumMerge(n_gen) AS gen_n, sumMerge(s_gen) AS gen_sum, sumMerge(n_retracted) AS retracted,
-    maxMerge(last_at_ms) AS last_at, maxMerge(voice_name_max) AS vname, maxMerge(engine_max) AS eng, sumMapMergeState(gen_hist) AS hist
-  FROM ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.daily)}
+/** The cells of whole days from each aggregate table; figures a table does not keep are zero there. */
+function aggregateCells(database: string, query: UsageQuery, [first, end]: [number, number]): string[] {
+  return KINDS.map(({ kind, table, k1, k2, measures, hist }) => {
+    const kept = new Set<string>(measures);
+    const values = MEASURES.map((m) => `${kept.has(m.name) ? `${m.fn}Merge(m_${m.name})` : zero(m.type)} AS ${m.name}`);
+    return `SELECT ${sqlString(kind)} AS c_kind, ${k1} AS c_k1, ${k2} AS c_k2, ${values.join(', ')},
+    ${hist ? `${genHistFunction('MergeState')}(m_gen_hist)` : EMPTY_HIST} AS hist
+  FROM ${sqlIdentifier(database)}.${sqlIdentifier(table)}
   WHERE ${scopeFilter(query)} AND day >= ${dayLiteral(first)} AND day < ${dayLiteral(end)}
   GROUP BY c_kind, c_k1, c_k2`;
+  });
 }
+
+const OUTER = MEASURES.map((m) => `${m.fn}(${m.name}) AS r_${m.name}`).join(', ');
 
 export function usageSql(database: string, query: UsageQuery, plan: UsagePlan): string {
   const sources = plan.raw.map((range) => rawRows(database, query, range));
   if (plan.days) sources.push(fixRows(database, query, plan.days));
   const parts = [
-    ...(plan.days ? [aggregateCells(database, query, plan.days)] : []),
+    ...(plan.days ? aggregateCells(database, query, plan.days) : []),
     ...(sources.length > 0 ? [weightedCells(sources)] : []),
   ];
-  return `SELECT dim.1 AS kind, dim.2 AS k1, dim.3 AS k2,
-  sum(requests) AS n_requests, sum(ok) AS n_ok, sum(queued) AS n_queued, sum(cache_hit) AS n_cache_hit, sum(denied) AS n_denied,
-  sum(error) AS n_error, sum(tok) AS token_cost, sum(chars) AS n_characters, sum(audio) AS audio_seconds, sum(gen_n) AS gen_count,
-  sum(gen_sum) AS gen_total, sum(retracted) AS n_retracted, max(last_at) AS last_at_ms, max(vname) AS voice_name, max(eng) AS engine,
-  sumMapMergeIf(hist, dim.1 = 't') AS gen_hist
+  // A (day, route) cell counts towards its day, its route and the totals.
+  return `SELECT dim.1 AS kind, dim.2 AS k1, dim.3 AS k2, ${OUTER}, ${genHistFunction('MergeIf')}(hist, dim.1 = 't') AS gen_p95
 FROM (
   ${parts.join('\n  UNION ALL\n  ')}
 )
-ARRAY JOIN if(c_kind = 'd', [(c_kind, c_k1, c_k2), ('t', '', '')], [(c_kind, c_k1, c_k2)]) AS dim
+ARRAY JOIN if(c_kind = 'x', [('d', c_k1, ''), ('r', c_k2, ''), ('t', '', '')], [(c_kind, c_k1, c_k2)]) AS dim
 GROUP BY dim
-HAVING n_requests != 0`;
+HAVING r_requests != 0`;
 }
 
 /** lastAt of error cells whose aggregate may still remember a retracted row: read from the raw rows of the window. */
@@ -134,31 +133,32 @@ const num = (value: unknown): number => (value === null || value === undefined ?
 
 export interface UsageResultRow extends DimRow {
   retracted: number;
-  /** generation times of the window as sorted values and their counts (totals row only) */
-  genHist: [number[], number[]];
+  /** generation time at each of P95_LEVELS (totals row only) */
+  genAtLevels: number[];
 }
 
 export function parseUsageRow(raw: Record<string, unknown>): UsageResultRow {
-  const hist = (raw.gen_hist as [unknown[], unknown[]] | undefined) ?? [[], []];
   return {
     kind: raw.kind as DimKind, k1: String(raw.k1), k2: String(raw.k2),
-    requests: num(raw.n_requests), ok: num(raw.n_ok), queued: num(raw.n_queued), cacheHit: num(raw.n_cache_hit),
-    denied: num(raw.n_denied), error: num(raw.n_error), tokenCost: num(raw.token_cost), characters: num(raw.n_characters),
-    audioSeconds: num(raw.audio_seconds), genCount: num(raw.gen_count), genSum: num(raw.gen_total),
-    lastAtMs: num(raw.last_at_ms), voiceName: (raw.voice_name as string) || null, engine: (raw.engine as string) || null,
-    retracted: num(raw.n_retracted), genHist: [hist[0].map(Number), hist[1].map(Number)],
+    requests: num(raw.r_requests), ok: num(raw.r_ok), queued: num(raw.r_queued), cacheHit: num(raw.r_cache_hit),
+    denied: num(raw.r_denied), error: num(raw.r_error), tokenCost: num(raw.r_tok), characters: num(raw.r_chars),
+    audioSeconds: num(raw.r_audio), genCount: num(raw.r_gen_n), genSum: num(raw.r_gen_sum),
+    lastAtMs: num(raw.r_last_at), voiceName: (raw.r_vname as string) || null, engine: (raw.r_eng as string) || null,
+    retracted: num(raw.r_retracted), genAtLevels: ((raw.gen_p95 as unknown[] | undefined) ?? []).map(Number),
   };
 }
 
-/** The value at position floor(0.95 x n) of the sorted generation times, from their value -> count histogram. */
-export function histogramP95([values, counts]: [number[], number[]]): number | null {
-  const total = counts.reduce((sum, n) => sum + Math.max(0, n), 0);
-  if (total === 0) return null;
-  const position = quantileIndex(total);
-  let seen = 0;
-  for (let i = 0; i < values.length; i++) {
-    seen += Math.max(0, counts[i]!);
-    if (seen > position) return values[i]!;
-  }
-  return null;
+/**
+ * SPEC's p95 is the value at position floor(0.95 x n) of the sorted times;
+ * quantileExactWeighted(level) answers the smallest value whose running
+ * count reaches ceil(n x level). 0.95 gives that position unless 0.95 x n
+ * is whole (n a multiple of 20), where the slightly higher level does.
+ * Both thresholds are computed here in the same double arithmetic.
+ */
+export function p95FromLevels(count: number, values: readonly number[]): number | null {
+  if (count <= 0) return null;
+  const rank = quantileIndex(count) + 1;
+  const level = P95_LEVELS.findIndex((l) => Math.ceil(count * l) === rank);
+  if (level < 0 || values[level] === undefined) throw new Error(`p95: no stored level reaches rank ${rank} of ${count}`);
+  return values[level]!;
 }

@@ -13,7 +13,7 @@ import {
   closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, timeRanges,
   type Contribution, type Fix,
 } from './clickhouse-contributions.ts';
-import { histogramP95, lastAtSql, parseUsageRow, usagePlan, usageSql } from './clickhouse-usage.ts';
+import { lastAtSql, p95FromLevels, parseUsageRow, usagePlan, usageSql } from './clickhouse-usage.ts';
 import { buildReport, eventTimeMs } from './report.ts';
 
 export interface ClickHouseAnalyticsOptions {
@@ -204,7 +204,7 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
         for (const row of stale) row.lastAtMs = at.get(`${row.k1}\n${row.k2}`) ?? row.lastAtMs;
       }
       const total = rows.find((row) => row.kind === 't');
-      return buildReport(rows, total ? histogramP95(total.genHist) : null);
+      return buildReport(rows, total ? p95FromLevels(total.genCount, total.genAtLevels) : null);
     },
 
     async ping() {
