@@ -80,16 +80,26 @@ test('p95FromLevels picks the stored level that reaches position floor(0.95 x n)
 });
 
 test('usagePlan reads whole UTC days from the aggregates and the partial days at either end from raw rows', (t) => {
-  const day = (iso: string) => Date.parse(iso);
-  const D = 86_400_000;
-  t.deepEqual(usagePlan(day('2026-03-01T00:00:00Z'), day('2026-03-03T00:00:00Z'), true), { days: [20513, 20515], raw: [] });
-  // Vietnamese midnight (UTC+7) to midnight: 7 hours of the first UTC day, 17 of the last.
-  t.deepEqual(usagePlan(day('2026-02-28T17:00:00Z'), day('2026-03-02T17:00:00Z'), true), {
-    days: [20513, 20514], raw: [[day('2026-02-28T17:00:00Z'), 20513 * D], [20514 * D, day('2026-03-02T17:00:00Z')]],
+  const at = (iso: string) => Date.parse(iso);
+  const later = at('2027-01-01T00:00:00Z');
+  t.deepEqual(usagePlan(at('2026-03-01T00:00:00Z'), at('2026-03-03T00:00:00Z'), true, later), { days: [20513, 20515], add: [], subtract: [] });
+  // Vietnamese midnight (UTC+7) to midnight: 7 hours of the first UTC day (two slices), and of the last day 17 hours
+  // inside against 7 after: that day is read whole from the aggregates less its rows after the window.
+  t.deepEqual(usagePlan(at('2026-02-28T17:00:00Z'), at('2026-03-02T17:00:00Z'), true, later), {
+    days: [20513, 20515],
+    add: [[at('2026-02-28T17:00:00Z'), at('2026-02-28T20:30:00Z')], [at('2026-02-28T20:30:00Z'), at('2026-03-01T00:00:00Z')]],
+    subtract: [[at('2026-03-02T17:00:00Z'), at('2026-03-03T00:00:00Z')]],
   });
-  t.deepEqual(usagePlan(day('2026-03-01T01:00:00Z'), day('2026-03-01T23:00:00Z'), true)!.days, null, 'no whole day: raw rows only');
-  t.deepEqual(usagePlan(day('2026-03-01T00:00:00Z'), day('2026-03-03T00:00:00Z'), false)!.days, null, 'before the backfill: raw rows only');
-  t.is(usagePlan(5, 5, true), null);
+  // A window ending now: whatever part of today is left lies in the future, so today comes from the aggregates.
+  t.deepEqual(usagePlan(at('2026-03-01T00:00:00Z'), at('2026-03-02T01:00:00Z'), true, at('2026-03-02T01:00:00Z')), {
+    days: [20513, 20515], add: [], subtract: [[at('2026-03-02T01:00:00Z'), at('2026-03-03T00:00:00Z')]],
+  });
+  t.deepEqual(usagePlan(at('2026-03-01T00:00:00Z'), at('2026-03-02T01:00:00Z'), true, later), {
+    days: [20513, 20514], add: [[at('2026-03-02T00:00:00Z'), at('2026-03-02T01:00:00Z')]], subtract: [],
+  });
+  t.is(usagePlan(at('2026-03-01T01:00:00Z'), at('2026-03-01T23:00:00Z'), true, later)!.days, null, 'no whole day: raw rows only');
+  t.is(usagePlan(at('2026-03-01T00:00:00Z'), at('2026-03-03T00:00:00Z'), false, later)!.days, null, 'before the backfill: raw rows only');
+  t.is(usagePlan(5, 5, true, later), null);
 });
 
 test('timeRanges groups event times into ranges without gaps over a minute', (t) => {

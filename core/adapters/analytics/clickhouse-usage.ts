@@ -28,26 +28,53 @@ function slices(fromMs: number, toMs: number): Array<[number, number]> {
 }
 
 export interface UsagePlan {
-  /** UTC day numbers [first, end) answered by the aggregates */
+  /** UTC day numbers [first, end) read from the aggregates */
   days: [number, number] | null;
-  /** [from, to) ranges in ms answered by raw rows */
-  raw: Array<[number, number]>;
+  /** [from, to) ranges in ms of raw rows added */
+  add: Array<[number, number]>;
+  /** [from, to) ranges in ms of raw rows taken away again: the rest of the last day, after the window */
+  subtract: Array<[number, number]>;
 }
 
-export function usagePlan(fromMs: number, toMs: number, aggregates: boolean): UsagePlan | null {
+/** Partial days longer than this are read as two FINAL slices, one per core. */
+const SPLIT_MS = 3 * 3_600_000;
+const halves = ([a, b]: [number, number]): Array<[number, number]> =>
+  (b - a > SPLIT_MS ? [[a, a + Math.floor((b - a) / 2)], [a + Math.floor((b - a) / 2), b]] : [[a, b]]);
+
+/**
+ * Which days come from the aggregates and which rows from usage_events.
+ * The last partial day is read as its whole-day aggregate less the rows
+ * after the window when those are fewer than the rows inside it, which they
+ * nearly always are for a window ending now: nothing lies in the future.
+ */
+export function usagePlan(fromMs: number, toMs: number, aggregates: boolean, nowMs = Date.now()): UsagePlan | null {
   if (!(toMs > fromMs)) return null;
-  const first = Math.ceil(fromMs / DAY_MS);
-  const end = Math.floor(toMs / DAY_MS);
-  if (!aggregates || end <= first) return { days: null, raw: slices(fromMs, toMs) };
-  const raw: Array<[number, number]> = [];
-  if (fromMs < first * DAY_MS) raw.push([fromMs, first * DAY_MS]);
-  if (end * DAY_MS < toMs) raw.push([end * DAY_MS, toMs]);
-  return { days: [first, end], raw };
+  let first = Math.ceil(fromMs / DAY_MS);
+  let end = Math.floor(toMs / DAY_MS);
+  if (!aggregates || end <= first) return { days: null, add: slices(fromMs, toMs), subtract: [] };
+  const add: Array<[number, number]> = [];
+  const subtract: Array<[number, number]> = [];
+  if (fromMs < first * DAY_MS) add.push(...halves([fromMs, first * DAY_MS]));
+  if (end * DAY_MS < toMs) {
+    const dayEnd = (end + 1) * DAY_MS;
+    const after = Math.max(0, Math.min(dayEnd, nowMs) - toMs);
+    if (after < toMs - end * DAY_MS) {
+      subtract.push([toMs, dayEnd]);
+      end += 1;
+    } else {
+      add.push(...halves([end * DAY_MS, toMs]));
+    }
+  }
+  return { days: [first, end], add, subtract };
 }
 
 const dayLiteral = (day: number) => `toDate(${sqlString(new Date(day * DAY_MS).toISOString().slice(0, 10))})`;
 
-/** Row columns every weighted source gives: the usage row, its weight, its weight among retractions, and whether it is a row of its own. */
+/**
+ * Columns of every row source: the usage row, then its weight w, w_stale
+ * (how far it leaves a max() of its cells unsure: retractions, rows taken
+ * away after the window) and own (whether its own time and names count).
+ */
 const ROW_COLUMNS = 'at_ms, route, voice, voice_name, engine, error_code, status, result, tokens_charged, characters, audio_seconds, gen_ms';
 
 function scopeFilter(query: UsageQuery): string {
@@ -55,9 +82,10 @@ function scopeFilter(query: UsageQuery): string {
   return `account_id = ${sqlString(query.accountId)}${key}`;
 }
 
-function rawRows(database: string, query: UsageQuery, [fromMs, toMs]: [number, number]): string {
+function rawRows(database: string, query: UsageQuery, [fromMs, toMs]: [number, number], taken = false): string {
   // `at` bounds prune month partitions; at_ms bounds are the exact range [from, to).
-  return `SELECT ${ROW_COLUMNS}, toInt64(1) AS w, toInt64(0) AS w_retracted, toUInt8(1) AS own
+  const weights = taken ? 'toInt64(-1) AS w, toInt64(1) AS w_stale, toUInt8(0) AS own' : 'toInt64(1) AS w, toInt64(0) AS w_stale, toUInt8(1) AS own';
+  return `SELECT ${ROW_COLUMNS}, ${weights}
     FROM ${sqlIdentifier(database)}.${sqlIdentifier(TABLES.events)} FINAL
     WHERE ${scopeFilter(query)}
       AND at >= ${sqlDateTime(new Date(fromMs))} AND at <= ${sqlDateTime(new Date(toMs))}
@@ -66,7 +94,7 @@ function rawRows(database: string, query: UsageQuery, [fromMs, toMs]: [number, n
 
 /** The surplus copies of duplicated contributions, weighted to cancel them. */
 function fixRows(database: string, query: UsageQuery, [first, end]: [number, number]): string {
-  return `SELECT ${ROW_COLUMNS}, -toInt64(sign) * toInt64(copies - 1) AS w, if(sign < 0, -toInt64(copies - 1), toInt64(0)) AS w_retracted,
+  return `SELECT ${ROW_COLUMNS}, -toInt64(sign) * toInt64(copies - 1) AS w, if(sign < 0, -toInt64(copies - 1), toInt64(0)) AS w_stale,
       toUInt8(0) AS own
     FROM ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.fixes)} FINAL
     WHERE ${scopeFilter(query)} AND at_ms >= ${sqlNumber(first * DAY_MS)} AND at_ms < ${sqlNumber(end * DAY_MS)}`;
@@ -102,7 +130,10 @@ function aggregateCells(database: string, query: UsageQuery, [first, end]: [numb
 const OUTER = MEASURES.map((m) => `${m.fn}(${m.name}) AS r_${m.name}`).join(', ');
 
 export function usageSql(database: string, query: UsageQuery, plan: UsagePlan): string {
-  const sources = plan.raw.map((range) => rawRows(database, query, range));
+  const sources = [
+    ...plan.add.map((range) => rawRows(database, query, range)),
+    ...plan.subtract.map((range) => rawRows(database, query, range, true)),
+  ];
   if (plan.days) sources.push(fixRows(database, query, plan.days));
   const parts = [
     ...(plan.days ? aggregateCells(database, query, plan.days) : []),
@@ -118,21 +149,31 @@ GROUP BY dim
 HAVING r_requests != 0`;
 }
 
-/** lastAt of error cells whose aggregate may still remember a retracted row: read from the raw rows of the window. */
-export function lastAtSql(database: string, query: UsageQuery, cells: ReadonlyArray<{ code: string; status: number }>): string {
-  const list = cells.map(({ code, status }) => `(${sqlString(code)}, ${sqlNumber(status)})`).join(', ');
+/**
+ * The max() fields of cells the aggregates may have filled from rows that
+ * do not count (`stale` > 0: a retracted close, a row after the window),
+ * read again from the raw rows of the window: lastAt of error cells, the
+ * names of voice cells. Rare: it needs a job closed twice or rows after `to`.
+ */
+export function staleCellsSql(database: string, query: UsageQuery, errors: ReadonlyArray<{ code: string; status: number }>, voices: readonly string[]): string {
   const from = query.from.getTime();
   const to = query.to.getTime();
-  return `SELECT error_code AS l_code, status AS l_status, max(at_ms) AS l_at FROM ${sqlIdentifier(database)}.${sqlIdentifier(TABLES.events)} FINAL
+  const rows = `FROM ${sqlIdentifier(database)}.${sqlIdentifier(TABLES.events)} FINAL
     WHERE ${scopeFilter(query)} AND at >= ${sqlDateTime(new Date(from))} AND at <= ${sqlDateTime(new Date(to))}
-      AND at_ms >= ${sqlNumber(from)} AND at_ms < ${sqlNumber(to)} AND (error_code, status) IN (${list})
-    GROUP BY l_code, l_status`;
+      AND at_ms >= ${sqlNumber(from)} AND at_ms < ${sqlNumber(to)}`;
+  const errorCells = errors.map(({ code, status }) => `(${sqlString(code)}, ${sqlNumber(status)})`).join(', ');
+  return [
+    ...(errors.length > 0 ? [`SELECT 'e' AS s_kind, error_code AS s_k1, toString(status) AS s_k2, max(at_ms) AS s_last_at, '' AS s_vname, '' AS s_eng
+    ${rows} AND (error_code, status) IN (${errorCells}) GROUP BY s_k1, s_k2`] : []),
+    ...(voices.length > 0 ? [`SELECT 'v' AS s_kind, voice AS s_k1, '' AS s_k2, toUInt64(0) AS s_last_at, max(voice_name) AS s_vname, max(engine) AS s_eng
+    ${rows} AND voice IN (${voices.map(sqlString).join(', ')}) GROUP BY s_k1`] : []),
+  ].join('\nUNION ALL\n');
 }
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
 export interface UsageResultRow extends DimRow {
-  retracted: number;
+  stale: number;
   /** generation time at each of P95_LEVELS (totals row only) */
   genAtLevels: number[];
 }
@@ -144,7 +185,7 @@ export function parseUsageRow(raw: Record<string, unknown>): UsageResultRow {
     denied: num(raw.r_denied), error: num(raw.r_error), tokenCost: num(raw.r_tok), characters: num(raw.r_chars),
     audioSeconds: num(raw.r_audio), genCount: num(raw.r_gen_n), genSum: num(raw.r_gen_sum),
     lastAtMs: num(raw.r_last_at), voiceName: (raw.r_vname as string) || null, engine: (raw.r_eng as string) || null,
-    retracted: num(raw.r_retracted), genAtLevels: ((raw.gen_p95 as unknown[] | undefined) ?? []).map(Number),
+    stale: num(raw.r_stale), genAtLevels: ((raw.gen_p95 as unknown[] | undefined) ?? []).map(Number),
   };
 }
 

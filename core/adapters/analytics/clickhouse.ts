@@ -13,7 +13,7 @@ import {
   closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, timeRanges,
   type Contribution, type Fix,
 } from './clickhouse-contributions.ts';
-import { lastAtSql, p95FromLevels, parseUsageRow, usagePlan, usageSql } from './clickhouse-usage.ts';
+import { p95FromLevels, parseUsageRow, staleCellsSql, usagePlan, usageSql } from './clickhouse-usage.ts';
 import { buildReport, eventTimeMs } from './report.ts';
 
 export interface ClickHouseAnalyticsOptions {
@@ -196,12 +196,18 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
       const plan = usagePlan(query.from.getTime(), query.to.getTime(), ready);
       if (plan === null) return buildReport([], null);
       const rows = (await select(usageSql(opts.database, query, plan))).map(parseUsageRow);
-      // An error cell that lost a row to a superseded close may remember that row's time: read those from the raw rows.
-      const stale = plan.days ? rows.filter((row) => row.kind === 'e' && row.retracted > 0) : [];
+      const stale = rows.filter((row) => (row.kind === 'e' || row.kind === 'v') && row.stale > 0);
       if (stale.length > 0) {
-        const exact = await select(lastAtSql(opts.database, query, stale.map((row) => ({ code: row.k1, status: Number(row.k2) }))));
-        const at = new Map(exact.map((row) => [`${String(row.l_code)}\n${String(row.l_status)}`, Number(row.l_at)]));
-        for (const row of stale) row.lastAtMs = at.get(`${row.k1}\n${row.k2}`) ?? row.lastAtMs;
+        const errors = stale.filter((row) => row.kind === 'e').map((row) => ({ code: row.k1, status: Number(row.k2) }));
+        const voices = stale.filter((row) => row.kind === 'v').map((row) => row.k1);
+        const exact = new Map((await select(staleCellsSql(opts.database, query, errors, voices)))
+          .map((row) => [`${String(row.s_kind)}\n${String(row.s_k1)}\n${String(row.s_k2)}`, row]));
+        for (const row of stale) {
+          const found = exact.get(`${row.kind}\n${row.k1}\n${row.k2}`);
+          if (!found) continue;
+          if (row.kind === 'e') row.lastAtMs = Number(found.s_last_at);
+          else Object.assign(row, { voiceName: (found.s_vname as string) || null, engine: (found.s_eng as string) || null });
+        }
       }
       const total = rows.find((row) => row.kind === 't');
       return buildReport(rows, total ? p95FromLevels(total.genCount, total.genAtLevels) : null);
