@@ -216,9 +216,9 @@ export function backfillSelect(database: string): string {
   FROM (
     SELECT ${EVENT_ROW_COLUMNS.filter((name) => name !== 'job_id').map((name) => `${name} AS q_${name}`).join(', ')}, job_id, job_id AS q_job_id
     FROM ${t(TABLES.jobs)} FINAL
-  ) ALL INNER JOIN (
+  ) AS queued_rows ALL INNER JOIN (
     SELECT job_id, argMax((${CLOSE_FIELDS.join(', ')}), (at_ms, id)) AS c_latest FROM ${t(TABLES.closes)} GROUP BY job_id
-  ) USING job_id
+  ) AS latest_closes USING job_id
   ARRAY JOIN [1, -1] AS s`;
   return `${plain}\nUNION ALL\n${queued}\nUNION ALL\n${moves}`;
 }
@@ -232,7 +232,8 @@ export function backfillStatements(database: string): { insert: string; duplicat
     duplicates: `SELECT count() AS n FROM (${duplicateTids})`,
     // Tids that live writers also wrote while the backfill ran: the surplus is recorded like theirs.
     fixes: `INSERT INTO ${t(AGG_TABLES.fixes)} (${FIX_ROW_TYPES.map(([name]) => sqlIdentifier(name)).join(', ')})
-SELECT ${FIX_EVENT_COLUMNS.join(', ')}, b_tid, b_sign, b_copies FROM (${backfillSelect(database)}) ANY INNER JOIN (${duplicateTids}) USING b_tid`,
+SELECT ${FIX_EVENT_COLUMNS.join(', ')}, b_tid, b_sign, b_copies
+FROM (${backfillSelect(database)}) AS contributions ANY INNER JOIN (${duplicateTids}) AS duplicated USING b_tid`,
     finished: `INSERT INTO ${t(AGG_TABLES.backfill)} (finished_at) VALUES (now())`,
   };
 }
