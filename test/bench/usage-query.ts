@@ -34,7 +34,7 @@ import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import { CLOSE_ROW_TYPES, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, TABLES } from '../../core/adapters/analytics/clickhouse-schema.ts';
 import { sqlIdentifier, sqlNumber, sqlString, sqlStringList } from '../../core/adapters/analytics/clickhouse-sql.ts';
-import { rebuildAggregates } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
+import { rebuildAggregates } from '../../core/adapters/analytics/clickhouse-backfill.ts';
 import { p95FromLevels, parseUsageRow, usagePlan, usageSql } from '../../core/adapters/analytics/clickhouse-usage.ts';
 import { buildReport } from '../../core/adapters/analytics/report.ts';
 import type { Analytics, UsageQuery, UsageReport } from '../../core/ports/analytics.ts';

@@ -9,7 +9,8 @@ import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
 import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
 import { sqlIdentifier, sqlString } from '../../core/adapters/analytics/clickhouse-sql.ts';
-import { aggregateStatements, dropAggregateStatements, ensureAggregates } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
+import { aggregateStatements } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
+import { dropAggregateStatements, ensureAggregates } from '../../core/adapters/analytics/clickhouse-backfill.ts';
 
 const FROM = new Date('2026-03-01T00:00:00.000Z');
 const TO = new Date('2026-03-03T00:00:00.000Z');
@@ -270,7 +271,8 @@ if (reachable(new URL('/ping', clickhouseUrl).href)) {
   const database = `usage_contract_${process.pid}_${Date.now()}`;
   const options = { url: clickhouseUrl, database, user: process.env.CLICKHOUSE_USER ?? 'default', password: process.env.CLICKHOUSE_PASSWORD ?? '' };
   test.after.always(async () => {
-    const admin = createClient({ url: options.url, username: options.user, password: options.password });
+    // A drop waits for the merges running on its tables to stop, which takes a while on a busy server.
+    const admin = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 180_000 });
     await admin.command({ query: `DROP DATABASE IF EXISTS ${sqlIdentifier(database)}` });
     await admin.close();
   });

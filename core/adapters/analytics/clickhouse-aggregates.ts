@@ -1,7 +1,7 @@
 import { sqlIdentifier } from './clickhouse-sql.ts';
-import { EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, TABLES } from './clickhouse-schema.ts';
+import { EVENT_ROW_TYPES } from './clickhouse-schema.ts';
 import type { RowBinaryType } from './clickhouse-rowbinary.ts';
-import { CLOSED_ERROR_STATUS, DAY_MS } from './report.ts';
+import { DAY_MS } from './report.ts';
 
 /**
  * The daily pre-aggregates behind `GET /usage`, in SQL that ClickHouse 18.16
@@ -9,16 +9,17 @@ import { CLOSED_ERROR_STATUS, DAY_MS } from './report.ts';
  *
  * Every figure is a sum of signed "contributions", each named by a
  * deterministic id (tid) and written into usage_agg_input, a Null table: its
- * materialized views fold the contributions into usage_daily (one
- * AggregatingMergeTree row per account, key, UTC day and report cell) and
- * record every tid in usage_agg_ids. An outcome event contributes its row
- * once (`o:<id>`); a queued `POST /tts` row is moved to its latest close by
- * pairs of contributions (see clickhouse-contributions.ts). A redelivered
+ * materialized views fold the contributions into three AggregatingMergeTree
+ * tables (per account, key and UTC day: by route, by voice, by error code)
+ * and record every tid in usage_agg_ids. An outcome event contributes its
+ * row once (`o:<id>`); a queued `POST /tts` row is moved to its latest close
+ * by pairs of contributions (see clickhouse-contributions.ts). A redelivered
  * event, or a close that both consumers resolve, writes the same tid again:
  * the writer then finds the tid more than once in usage_agg_ids and records
  * the surplus in usage_daily_fixes (ReplacingMergeTree on the copy count),
  * which the query subtracts. So the figures are exact whatever is delivered
- * twice and whichever side of a job arrives first.
+ * twice and whichever side of a job arrives first. Filling the tables from
+ * the raw ones is in clickhouse-backfill.ts.
  */
 
 export const AGG_TABLES = {
@@ -35,7 +36,7 @@ export const AGG_TABLES = {
   backfill: 'usage_agg_backfill',
 } as const;
 
-const VIEWS = { routes: 'usage_daily_routes_mv', voices: 'usage_daily_voices_mv', errors: 'usage_daily_errors_mv', ids: 'usage_agg_ids_mv' } as const;
+export const VIEWS = { routes: 'usage_daily_routes_mv', voices: 'usage_daily_voices_mv', errors: 'usage_daily_errors_mv', ids: 'usage_agg_ids_mv' } as const;
 
 /** Columns of a fix row besides the tid and the copy count: what the report cells read from a row. */
 export const FIX_EVENT_COLUMNS = [
@@ -174,126 +175,4 @@ GROUP BY account_id, key_id, day, ${keyNames.join(', ')}`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(VIEWS.ids)} TO ${t(AGG_TABLES.ids)} AS
 SELECT at_ms, toDateTime(intDiv(at_ms, 1000)) AS at, tid FROM ${t(AGG_TABLES.input)}`,
   ];
-}
-
-/** Creating this table without IF NOT EXISTS elects the one process that backfills. */
-export function backfillMarkerStatement(database: string): string {
-  return `CREATE TABLE ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.backfill)} (finished_at DateTime) ENGINE = TinyLog`;
-}
-
-/** Everything aggregate, views first; dropping these and restarting rebuilds the aggregates from the raw tables. */
-export function dropAggregateStatements(database: string): string[] {
-  const t = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
-  return [...Object.values(VIEWS), ...Object.values(AGG_TABLES)].map((name) => `DROP TABLE IF EXISTS ${t(name)}`);
-}
-
-/**
- * The contributions the live write path would have made for what the raw
- * tables hold, with the same tids: every outcome row that is not a job row
- * (usage_events), every queued job row (usage_jobs), and each job's move
- * to its latest close (usage_job_closes). Superseded closes are left out:
- * their contributions cancel, and a writer that meets them later writes
- * both halves of the pair.
- */
-export function backfillSelect(database: string): string {
-  const t = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
-  const cols = EVENT_ROW_COLUMNS.join(', ');
-  const plain = `SELECT ${cols}, concat('o:', id) AS b_tid, toInt8(1) AS b_sign FROM ${t(TABLES.events)} FINAL
-  WHERE NOT (version > 0 OR (result = 'queued' AND job_id != ''))`;
-  const queued = `SELECT ${cols}, concat('o:', id) AS b_tid, toInt8(1) AS b_sign FROM ${t(TABLES.jobs)} FINAL`;
-  // The closed version of a queued row, as closedVersion() in clickhouse-schema.ts writes it.
-  // The latest close is read as one tuple: argMax over a Nullable column alone would skip the NULLs.
-  const CLOSE_FIELDS = ['id', 'at_ms', 'result', 'audio_seconds', 'gen_ms', 'tokens_refunded', 'error_code'];
-  const c = (name: string) => `c_latest.${CLOSE_FIELDS.indexOf(name) + 1}`;
-  const closed: Record<string, string> = {
-    version: `greatest(toUInt64(1), ${c('at_ms')})`, result: c('result'),
-    status: `if(${c('result')} = 'error', toUInt16(${CLOSED_ERROR_STATUS}), q_status)`, audio_seconds: c('audio_seconds'),
-    gen_ms: c('gen_ms'), error_code: c('error_code'), tokens_refunded: `q_tokens_refunded + ${c('tokens_refunded')}`,
-  };
-  const pick = EVENT_ROW_COLUMNS.map((name) => (closed[name] ? `if(s = 1, ${closed[name]}, q_${name})` : `q_${name}`)).join(',\n    ');
-  const moves = `SELECT ${pick},
-    concat(if(s = 1, 'a+:', 'a-:'), toString(length(q_id)), ':', q_id, ':', ${c('id')}) AS b_tid, toInt8(s) AS b_sign
-  FROM (
-    SELECT ${EVENT_ROW_COLUMNS.filter((name) => name !== 'job_id').map((name) => `${name} AS q_${name}`).join(', ')}, job_id, job_id AS q_job_id
-    FROM ${t(TABLES.jobs)} FINAL
-  ) AS queued_rows ALL INNER JOIN (
-    SELECT job_id, argMax((${CLOSE_FIELDS.join(', ')}), (at_ms, id)) AS c_latest FROM ${t(TABLES.closes)} GROUP BY job_id
-  ) AS latest_closes USING job_id
-  ARRAY JOIN [1, -1] AS s`;
-  return `${plain}\nUNION ALL\n${queued}\nUNION ALL\n${moves}`;
-}
-
-export function backfillStatements(database: string): { insert: string; duplicates: string; fixes: string; finished: string } {
-  const t = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
-  const inputColumns = [...EVENT_ROW_COLUMNS, 'tid', 'sign'].map(sqlIdentifier).join(', ');
-  const duplicateTids = `SELECT tid AS b_tid, count() AS b_copies FROM ${t(AGG_TABLES.ids)} GROUP BY tid HAVING b_copies > 1`;
-  return {
-    insert: `INSERT INTO ${t(AGG_TABLES.input)} (${inputColumns}) ${backfillSelect(database)}`,
-    duplicates: `SELECT count() AS n FROM (${duplicateTids})`,
-    // Tids that live writers also wrote while the backfill ran: the surplus is recorded like theirs.
-    fixes: `INSERT INTO ${t(AGG_TABLES.fixes)} (${FIX_ROW_TYPES.map(([name]) => sqlIdentifier(name)).join(', ')})
-SELECT ${FIX_EVENT_COLUMNS.join(', ')}, b_tid, b_sign, b_copies
-FROM (${backfillSelect(database)}) AS contributions ANY INNER JOIN (${duplicateTids}) AS duplicated USING b_tid`,
-    finished: `INSERT INTO ${t(AGG_TABLES.backfill)} (finished_at) VALUES (now())`,
-  };
-}
-
-/** What setting up the aggregates needs from a client. */
-export interface SqlRunner {
-  command(query: string): Promise<void>;
-  select(query: string): Promise<Record<string, unknown>[]>;
-}
-
-const TABLE_ALREADY_EXISTS = '57';
-
-/** The server's error code: the client parses it from current releases' messages only, 18.16 writes `Code: 57, ...`. */
-function serverErrorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' || typeof code === 'number') return String(code);
-  return /\bCode: (\d+)/.exec(error instanceof Error ? error.message : String(error))?.[1];
-}
-
-/**
- * Creates the aggregate tables and views if they are missing, then elects
- * one process (the one whose CREATE of the marker table succeeds) to fill
- * them from the raw tables. Other processes write live contributions at
- * once; a tid both write is a duplicate like any other, and the backfill
- * records those it finds. A failed backfill drops the aggregates again so
- * that the next start-up begins afresh. Answers whether this call backfilled.
- */
-export async function ensureAggregates(sql: SqlRunner, database: string): Promise<boolean> {
-  for (const statement of aggregateStatements(database)) await sql.command(statement);
-  try {
-    await sql.command(backfillMarkerStatement(database));
-  } catch (error) {
-    if (serverErrorCode(error) === TABLE_ALREADY_EXISTS) return false;
-    throw error;
-  }
-  const steps = backfillStatements(database);
-  try {
-    await sql.command(steps.insert);
-    const duplicates = Number((await sql.select(steps.duplicates))[0]?.n ?? 0);
-    if (duplicates > 0) await sql.command(steps.fixes);
-    await sql.command(steps.finished);
-  } catch (error) {
-    for (const statement of dropAggregateStatements(database)) await sql.command(statement).catch(() => undefined);
-    throw error;
-  }
-  return true;
-}
-
-/** True once a backfill has finished: until then `usage()` reads the raw rows only. */
-export async function aggregatesReady(sql: SqlRunner, database: string): Promise<boolean> {
-  try {
-    const rows = await sql.select(`SELECT count() AS n FROM ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.backfill)}`);
-    return Number(rows[0]?.n ?? 0) > 0;
-  } catch {
-    return false;
-  }
-}
-
-/** Drops and rebuilds the aggregates from the raw tables (the bench loads raw rows directly, then calls this). */
-export async function rebuildAggregates(sql: SqlRunner, database: string): Promise<void> {
-  for (const statement of dropAggregateStatements(database)) await sql.command(statement);
-  await ensureAggregates(sql, database);
 }

@@ -8,7 +8,8 @@ import {
   parseCloseRow, parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
 } from './clickhouse-schema.ts';
 import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.ts';
-import { AGG_TABLES, aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-aggregates.ts';
+import { AGG_TABLES } from './clickhouse-aggregates.ts';
+import { aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-backfill.ts';
 import {
   closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, timeRanges,
   type Contribution, type Fix,
