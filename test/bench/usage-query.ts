@@ -32,7 +32,7 @@
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
-import { CLOSE_ROW_TYPES, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, TABLES } from '../../core/adapters/analytics/clickhouse-schema.ts';
+import { CLOSE_ROW_TYPES, EVENT_ROW_COLUMNS, TABLES } from '../../core/adapters/analytics/clickhouse-schema.ts';
 import { sqlIdentifier, sqlNumber, sqlString, sqlStringList } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import { rebuildAggregates } from '../../core/adapters/analytics/clickhouse-backfill.ts';
 import { p95FromLevels, parseUsageRow, usagePlan, usageSql } from '../../core/adapters/analytics/clickhouse-usage.ts';
@@ -74,14 +74,12 @@ const U = `(${pick(1, 1_000_000)} / 1000000)`;
 const ACCOUNT_INDEX = `if(${U} < ${sqlNumber(TOP_SHARE)}, toUInt32(0),
   toUInt32(1 + floor(${ACCOUNTS - 1} * pow((${U} - ${sqlNumber(TOP_SHARE)}) / ${sqlNumber(1 - TOP_SHARE)}, ${sqlNumber(SKEW)}))))`;
 
-function insertSql(database: string, nowMs: number, named: Map<number, string>): string {
-  const table = `${sqlIdentifier(database)}.${sqlIdentifier(TABLES.events)}`;
-  const columns = EVENT_ROW_TYPES.map(([name]) => sqlIdentifier(name)).join(', ');
+/** The generated usage_events rows, every version (deterministic: each use generates the same rows). */
+function rowsSql(nowMs: number, named: Map<number, string>): string {
   const ids = [...named.keys()].map((i) => sqlNumber(i)).join(', ');
   const names = sqlStringList([...named.values()]);
   // 18.16: no WITH-subquery aliases across levels, so each level computes what the next one needs.
-  return `INSERT INTO ${table} (${columns})
-SELECT
+  return `SELECT
   concat('out_', hex(cityHash64(b, 9)), '_', toString(b)) AS id,
   at_ms,
   if(second AND route = 'tts', at_ms + 1000 + ${pick(6, 60000)}, 0) AS version,
@@ -189,17 +187,21 @@ async function main(): Promise<void> {
     const nowMs = Date.now();
     const named = new Map([...accounts.values()].map((a) => [a.acct, a.accountId]));
     const loadStart = performance.now();
-    await admin.command({ query: insertSql(database, nowMs, named), clickhouse_settings: { max_execution_time: 600 } });
+    const generated = rowsSql(nowMs, named);
+    const columns = (names: readonly string[]) => names.map(sqlIdentifier).join(', ');
+    const qualified = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
+    const long = { max_execution_time: 600 };
+    await admin.command({ query: `INSERT INTO ${qualified(TABLES.events)} (${columns(EVENT_ROW_COLUMNS)}) ${generated}`, clickhouse_settings: long });
     const loadS = (performance.now() - loadStart) / 1000;
     const table = `${sqlIdentifier(database)}.${sqlIdentifier(TABLES.events)}`;
-    const qualified = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
     console.log(`  loaded ${ROWS.toLocaleString('en-US')} rows in ${loadS.toFixed(1)} s (${Math.round(ROWS / loadS).toLocaleString('en-US')}/s)`);
-    // The job tables as the live path fills them: every queued row, and the close behind every closed version.
-    const columns = (names: readonly string[]) => names.map(sqlIdentifier).join(', ');
+    // The job tables as the live path fills them, from the same generated rows (usage_events may already have
+    // merged a queued row into its closed version): every queued row, and the close behind every closed version.
     await admin.command({ query: `INSERT INTO ${qualified(TABLES.jobs)} (${columns(EVENT_ROW_COLUMNS)})
-      SELECT ${columns(EVENT_ROW_COLUMNS)} FROM ${table} WHERE version = 0 AND result = 'queued' AND job_id != ''` });
+      SELECT * FROM (${generated}) WHERE version = 0 AND result = 'queued' AND job_id != ''`, clickhouse_settings: long });
     await admin.command({ query: `INSERT INTO ${qualified(TABLES.closes)} (${columns(CLOSE_ROW_TYPES.map(([name]) => name))})
-      SELECT concat('close_', id), job_id, version, result, audio_seconds, gen_ms, tokens_refunded, error_code FROM ${table} WHERE version > 0` });
+      SELECT concat('close_', id), job_id, version, result, audio_seconds, gen_ms, tokens_refunded, error_code
+      FROM (${generated}) WHERE version > 0`, clickhouse_settings: long });
 
     // What a deployment that already holds these raw tables does once at start-up: fill the new aggregate tables from them.
     const backfillStart = performance.now();

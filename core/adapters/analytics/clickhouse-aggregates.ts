@@ -24,8 +24,10 @@ import { DAY_MS } from './report.ts';
 
 export const AGG_TABLES = {
   input: 'usage_agg_input',
-  /** per account, key, UTC day and route: byDay, byRoute, totals and the generation-time histogram */
+  /** per account, key, UTC day and route: byDay, byRoute, totals */
   routes: 'usage_daily_routes',
+  /** per account, key and UTC day: the generation times behind p95GenMs */
+  gen: 'usage_daily_gen',
   /** per account, key, UTC day and voice: byVoice */
   voices: 'usage_daily_voices',
   /** per account, key, UTC day, error code and status (rows with a code only): byErrorCode */
@@ -36,7 +38,7 @@ export const AGG_TABLES = {
   backfill: 'usage_agg_backfill',
 } as const;
 
-export const VIEWS = { routes: 'usage_daily_routes_mv', voices: 'usage_daily_voices_mv', errors: 'usage_daily_errors_mv', ids: 'usage_agg_ids_mv' } as const;
+export const VIEWS = { routes: 'usage_daily_routes_mv', gen: 'usage_daily_gen_mv', voices: 'usage_daily_voices_mv', errors: 'usage_daily_errors_mv', ids: 'usage_agg_ids_mv' } as const;
 
 /** Columns of a fix row besides the tid and the copy count: what the report cells read from a row. */
 export const FIX_EVENT_COLUMNS = [
@@ -98,27 +100,30 @@ export const MEASURES: Measure[] = [
  * i.e. 2^64 - 1) cancels its row exactly.
  */
 export const P95_LEVELS = [0.95, 0.950000000001] as const;
-export const genHistFunction = (combinator: '' | 'State' | 'MergeState' | 'MergeIf') =>
+export const genHistFunction = (combinator: '' | 'State' | 'StateIf' | 'MergeState' | 'MergeIf') =>
   `quantilesExactWeighted${combinator}(${P95_LEVELS.join(', ')})`;
 export const GEN_HIST_TYPE = `AggregateFunction(${genHistFunction('')}, Float64, UInt64)`;
-/** A row's generation time with its weight (0 when it has none: a zero weight never decides a quantile). */
+/** The generation times of rows that have one (and meet `when`), each with its weight. */
 export const genHistState = (weight: string, when = '1') =>
-  `${genHistFunction('State')}(ifNull(gen_ms, 0), toUInt64(if(${when} AND isNotNull(gen_ms), ${weight}, toInt64(0))))`;
+  `${genHistFunction('StateIf')}(assumeNotNull(gen_ms), toUInt64(${weight}), ${when} AND isNotNull(gen_ms))`;
 
 /** UTC day of at_ms as a Date, independent of the server's time zone. */
 export const UTC_DAY = `toDate(toUInt16(intDiv(at_ms, ${DAY_MS})))`;
 
 /**
- * The three aggregate tables, each fed by its own view (one GROUP BY over the
+ * The aggregate tables, each fed by its own view (one GROUP BY over the
  * inserted rows each: cheaper than fanning every row out into cells). `kind`
  * names the report cell its rows become: x = (day, route), v = voice, e =
- * error code and status; k1/k2 read the cell's names from a stored row.
+ * error code and status, g = generation times (totals only: one state per
+ * day and key, not per route, since merging these states is what a long
+ * window costs); k1/k2 read the cell's names from a stored row.
  */
 export const KINDS = [
   {
     kind: 'x', table: AGG_TABLES.routes, view: VIEWS.routes, keys: [['route', 'String']], k1: 'toString(toUInt16(day))', k2: 'route',
-    measures: ['requests', 'ok', 'queued', 'cache_hit', 'denied', 'error', 'tok', 'chars', 'audio', 'gen_n', 'gen_sum'], hist: true, where: '',
+    measures: ['requests', 'ok', 'queued', 'cache_hit', 'denied', 'error', 'tok', 'chars', 'audio', 'gen_n', 'gen_sum'], hist: false, where: '',
   },
+  { kind: 'g', table: AGG_TABLES.gen, view: VIEWS.gen, keys: [], k1: "''", k2: "''", measures: [], hist: true, where: '' },
   {
     kind: 'v', table: AGG_TABLES.voices, view: VIEWS.voices, keys: [['voice', 'String']], k1: 'voice', k2: "''",
     measures: ['requests', 'error', 'tok', 'audio', 'gen_n', 'gen_sum', 'stale', 'vname', 'eng'], hist: false, where: '',
@@ -134,6 +139,13 @@ export const ROW_CELLS = `arrayFilter(d -> d.1 != 'e' OR d.2 != '', [('x', toStr
 
 export const measure = (name: string): Measure => MEASURES.find((m) => m.name === name)!;
 
+/**
+ * Rows per index mark of the daily tables: an account's window is a few
+ * hundred rows per table, so small granules keep a query from decoding the
+ * states of neighbouring accounts.
+ */
+const AGGREGATE_GRANULE = 256;
+
 export function aggregateStatements(database: string): string[] {
   const db = sqlIdentifier(database);
   const t = (name: string) => `${db}.${sqlIdentifier(name)}`;
@@ -142,7 +154,7 @@ export function aggregateStatements(database: string): string[] {
   ].map((line) => `\n  ${line}`).join(',');
   const fixColumns = FIX_ROW_TYPES.map(([name, type]) => `\n  ${name} ${type}`).join(',');
   const aggregates = KINDS.flatMap(({ table, view, keys, measures, hist, where }) => {
-    const keyNames = keys.map(([name]) => name);
+    const keyNames = ['account_id', 'key_id', 'day', ...keys.map(([name]) => name)];
     const states = [
       ...measures.map((name) => `m_${name} AggregateFunction(${measure(name).fn}, ${measure(name).type})`),
       ...(hist ? [`m_gen_hist ${GEN_HIST_TYPE}`] : []),
@@ -153,14 +165,15 @@ export function aggregateStatements(database: string): string[] {
     ];
     return [
       `CREATE TABLE IF NOT EXISTS ${t(table)} (
-  account_id String, key_id String, day Date, ${keys.map(([name, type]) => `${name} ${type}`).join(', ')},
+  ${['account_id String', 'key_id String', 'day Date', ...keys.map(([name, type]) => `${name} ${type}`)].join(', ')},
   ${states.join(',\n  ')}
-) ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (account_id, key_id, day, ${keyNames.join(', ')})`,
+) ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (${keyNames.join(', ')})
+  SETTINGS index_granularity = ${AGGREGATE_GRANULE}`,
       `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(view)} TO ${t(table)} AS
-SELECT account_id, key_id, ${UTC_DAY} AS day, ${keyNames.join(', ')},
+SELECT ${['account_id', 'key_id', `${UTC_DAY} AS day`, ...keyNames.slice(3)].join(', ')},
   ${values.join(',\n  ')}
 FROM ${t(AGG_TABLES.input)} ${where}
-GROUP BY account_id, key_id, day, ${keyNames.join(', ')}`,
+GROUP BY ${keyNames.join(', ')}`,
     ];
   });
   return [

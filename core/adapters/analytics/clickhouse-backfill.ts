@@ -22,17 +22,18 @@ export function dropAggregateStatements(database: string): string[] {
 
 /**
  * The contributions the live write path would have made for what the raw
- * tables hold, with the same tids: every outcome row that is not a job row
- * (usage_events), every queued job row (usage_jobs), and each job's move
- * to its latest close (usage_job_closes). Superseded closes are left out:
+ * tables hold, with the same tids: every outcome row that is not a queued
+ * job row (usage_events), every queued job row (usage_jobs), and each
+ * job's move to its latest close (usage_job_closes). Superseded closes are left out:
  * their contributions cancel, and a writer that meets them later writes
  * both halves of the pair.
  */
 export function backfillSelect(database: string): string {
   const t = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
   const cols = EVENT_ROW_COLUMNS.join(', ');
+  // A row without its queued twin in usage_jobs counts as it stands: no close can ever find it to move it.
   const plain = `SELECT ${cols}, concat('o:', id) AS b_tid, toInt8(1) AS b_sign FROM ${t(TABLES.events)} FINAL
-  WHERE NOT (version > 0 OR (result = 'queued' AND job_id != ''))`;
+  WHERE id NOT IN (SELECT id FROM ${t(TABLES.jobs)})`;
   const queued = `SELECT ${cols}, concat('o:', id) AS b_tid, toInt8(1) AS b_sign FROM ${t(TABLES.jobs)} FINAL`;
   // The closed version of a queued row, as closedVersion() in clickhouse-schema.ts writes it.
   // The latest close is read as one tuple: argMax over a Nullable column alone would skip the NULLs.

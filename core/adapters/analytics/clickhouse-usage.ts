@@ -139,12 +139,12 @@ export function usageSql(database: string, query: UsageQuery, plan: UsagePlan): 
     ...(plan.days ? aggregateCells(database, query, plan.days) : []),
     ...(sources.length > 0 ? [weightedCells(sources)] : []),
   ];
-  // A (day, route) cell counts towards its day, its route and the totals.
+  // A (day, route) cell counts towards its day, its route and the totals; generation times only towards the totals.
   return `SELECT dim.1 AS kind, dim.2 AS k1, dim.3 AS k2, ${OUTER}, ${genHistFunction('MergeIf')}(hist, dim.1 = 't') AS gen_p95
 FROM (
   ${parts.join('\n  UNION ALL\n  ')}
 )
-ARRAY JOIN if(c_kind = 'x', [('d', c_k1, ''), ('r', c_k2, ''), ('t', '', '')], [(c_kind, c_k1, c_k2)]) AS dim
+ARRAY JOIN multiIf(c_kind = 'x', [('d', c_k1, ''), ('r', c_k2, ''), ('t', '', '')], c_kind = 'g', [('t', '', '')], [(c_kind, c_k1, c_k2)]) AS dim
 GROUP BY dim
 HAVING r_requests != 0`;
 }
