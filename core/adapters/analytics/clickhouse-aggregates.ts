@@ -179,13 +179,15 @@ GROUP BY ${keyNames.join(', ')}`,
   return [
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.input)} (${inputColumns}
 ) ENGINE = Null`,
+    // Ordered by account then time: the look-up after each write reads only its own accounts' recent rows (copies of a
+    // contribution share its account and time), and groups the 8-byte tid_hash before the tids themselves decide.
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.ids)} (
-  at_ms UInt64, at DateTime, tid String
-) ENGINE = MergeTree PARTITION BY toYYYYMM(at) ORDER BY (at_ms, tid)`,
+  account_id String, at_ms UInt64, at DateTime, tid_hash UInt64, tid String
+) ENGINE = MergeTree PARTITION BY toYYYYMM(at) ORDER BY (account_id, at_ms, tid_hash)`,
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.fixes)} (${fixColumns}
 ) ENGINE = ReplacingMergeTree(copies) ORDER BY (account_id, at_ms, tid)`,
     ...aggregates,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(VIEWS.ids)} TO ${t(AGG_TABLES.ids)} AS
-SELECT at_ms, toDateTime(intDiv(at_ms, 1000)) AS at, tid FROM ${t(AGG_TABLES.input)}`,
+SELECT account_id, at_ms, toDateTime(intDiv(at_ms, 1000)) AS at, cityHash64(tid) AS tid_hash, tid FROM ${t(AGG_TABLES.input)}`,
   ];
 }

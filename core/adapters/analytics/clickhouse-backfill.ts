@@ -60,7 +60,9 @@ export function backfillSelect(database: string): string {
 export function backfillStatements(database: string): { insert: string; duplicates: string; fixes: string; finished: string } {
   const t = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
   const inputColumns = [...EVENT_ROW_COLUMNS, 'tid', 'sign'].map(sqlIdentifier).join(', ');
-  const duplicateTids = `SELECT tid AS b_tid, count() AS b_copies FROM ${t(AGG_TABLES.ids)} GROUP BY tid HAVING b_copies > 1`;
+  const ids = t(AGG_TABLES.ids);
+  const duplicateTids = `SELECT tid AS b_tid, count() AS b_copies FROM ${ids}
+    WHERE tid_hash IN (SELECT tid_hash FROM ${ids} GROUP BY tid_hash HAVING count() > 1) GROUP BY tid HAVING b_copies > 1`;
   return {
     insert: `INSERT INTO ${t(AGG_TABLES.input)} (${inputColumns}) ${backfillSelect(database)}`,
     duplicates: `SELECT count() AS n FROM (${duplicateTids})`,

@@ -1,4 +1,4 @@
-import { sqlIdentifier, sqlNumber } from './clickhouse-sql.ts';
+import { sqlIdentifier, sqlNumber, sqlStringList } from './clickhouse-sql.ts';
 import { closedVersion, EVENT_ROW_TYPES, type CloseRow, type EventRow } from './clickhouse-schema.ts';
 import type { RowBinaryColumns } from './clickhouse-rowbinary.ts';
 import { AGG_TABLES, FIX_ROW_TYPES } from './clickhouse-aggregates.ts';
@@ -68,12 +68,30 @@ export const FIX_COLUMNS: RowBinaryColumns<Fix> = FIX_ROW_TYPES.map(([name, type
 
 /** Most milliseconds between two event times that one range still covers. */
 const RANGE_GAP_MS = 60_000;
+/** Most accounts named in one look-up; past that it reads every account's rows of the time ranges. */
+const MAX_ACCOUNTS = 10_000;
+
+/** Where the copies of a batch's contributions can be: their accounts, and their times grouped into a few ranges. */
+export interface Whereabouts {
+  accounts: string[] | null;
+  ranges: Array<[number, number]>;
+}
 
 /**
- * Event times grouped into a few ranges, so that the look-up of a batch's
- * tids reads only the stretches of usage_agg_ids (ordered by time) where
- * they can be: a batch is mostly recent events, with the odd straggler.
+ * A batch is mostly recent events of the accounts of its bus partitions
+ * (keyed by account), with the odd straggler: the look-up of its tids reads
+ * only those accounts' stretches of usage_agg_ids around those times.
  */
+export function whereabouts(rows: Iterable<{ account: string; at: number }>, gapMs = RANGE_GAP_MS): Whereabouts {
+  const accounts = new Set<string>();
+  const times: number[] = [];
+  for (const { account, at } of rows) {
+    accounts.add(account);
+    times.push(at);
+  }
+  return { accounts: accounts.size <= MAX_ACCOUNTS ? [...accounts] : null, ranges: timeRanges(times, gapMs) };
+}
+
 export function timeRanges(times: readonly number[], gapMs = RANGE_GAP_MS): Array<[number, number]> {
   const sorted = Float64Array.from(times).sort();
   const ranges: Array<[number, number]> = [];
@@ -85,9 +103,19 @@ export function timeRanges(times: readonly number[], gapMs = RANGE_GAP_MS): Arra
   return ranges;
 }
 
-/** Tids written more than once within these time ranges, with their copy count. */
-export function duplicateTidsSql(database: string, ranges: ReadonlyArray<[number, number]>): string {
-  const within = ranges.map(([a, b]) => `(at_ms >= ${sqlNumber(a)} AND at_ms <= ${sqlNumber(b)})`).join(' OR ');
-  return `SELECT tid AS d_tid, count() AS d_copies FROM ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.ids)}
-    WHERE ${within} GROUP BY tid HAVING d_copies > 1`;
+function within({ accounts, ranges }: Whereabouts): string {
+  const times = ranges.map(([a, b]) => `(at_ms >= ${sqlNumber(a)} AND at_ms <= ${sqlNumber(b)})`).join(' OR ');
+  return accounts ? `account_id IN (${sqlStringList(accounts)}) AND (${times})` : `(${times})`;
+}
+const ids = (database: string) => `${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.ids)}`;
+
+/** Hashes of tids written more than once in these places: a cheap first pass (a collision only costs the second). */
+export function repeatedHashesSql(database: string, where: Whereabouts): string {
+  return `SELECT toString(tid_hash) AS d_hash FROM ${ids(database)} WHERE ${within(where)} GROUP BY tid_hash HAVING count() > 1`;
+}
+
+/** Tids written more than once among those with these hashes, with their copy count. */
+export function duplicateTidsSql(database: string, where: Whereabouts, hashes: readonly string[]): string {
+  return `SELECT tid AS d_tid, count() AS d_copies FROM ${ids(database)}
+    WHERE ${within(where)} AND tid_hash IN (${hashes.map((h) => sqlNumber(BigInt(h))).join(', ')}) GROUP BY tid HAVING d_copies > 1`;
 }

@@ -11,8 +11,8 @@ import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.t
 import { AGG_TABLES } from './clickhouse-aggregates.ts';
 import { aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-backfill.ts';
 import {
-  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, timeRanges,
-  type Contribution, type Fix,
+  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, repeatedHashesSql, whereabouts,
+  type Contribution, type Fix, type Whereabouts,
 } from './clickhouse-contributions.ts';
 import { p95FromLevels, parseUsageRow, staleCellsSql, usagePlan, usageSql } from './clickhouse-usage.ts';
 import { buildReport, eventTimeMs } from './report.ts';
@@ -123,9 +123,13 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
    * the fix with the highest copy count wins, so every interleaving ends
    * exact. `candidates` is only built when there is a duplicate to describe.
    */
-  async function settle(times: number[], candidates: (tids: Set<string>) => Contribution[]): Promise<void> {
-    if (times.length === 0) return;
-    const duplicates = await select(duplicateTidsSql(opts.database, timeRanges(times)));
+  async function settle(where: Whereabouts, candidates: (tids: Set<string>) => Contribution[]): Promise<void> {
+    if (where.ranges.length === 0) return;
+    const hashes = await select(repeatedHashesSql(opts.database, where), { max_query_size: LOOKUP_MAX_QUERY_SIZE });
+    if (hashes.length === 0) return;
+    const parts = chunks(hashes.map((row) => String(row.d_hash)), LOOKUP_CHUNK);
+    const duplicates = (await Promise.all(parts.map((part) =>
+      select(duplicateTidsSql(opts.database, where, part), { max_query_size: LOOKUP_MAX_QUERY_SIZE })))).flat();
     if (duplicates.length === 0) return;
     const copies = new Map(duplicates.map((row) => [String(row.d_tid), Number(row.d_copies)]));
     const fixes = new Map<string, Fix>();
@@ -158,7 +162,7 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
       moves.push(...closeContributions(row, ofJob));
     }
     await Promise.all([insert(TABLES.events, closed, EVENT_ROW_TYPES), insert(AGG_TABLES.input, moves, CONTRIBUTION_COLUMNS)]);
-    await settle(moves.map((move) => move.row.at_ms), () => moves);
+    await settle(whereabouts(moves.map((move) => ({ account: move.row.account_id, at: move.row.at_ms }))), () => moves);
   }
 
   const outcomeColumns = OUTCOME_EVENT_COLUMNS.map(([column]) => column);
@@ -181,7 +185,7 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
           await resolveClosures(queued.map((ev) => ev.jobId!));
         })(),
       ]);
-      await settle(events.map((ev) => eventTimeMs(ev.at, 'outcome event')), (tids) => events
+      await settle(whereabouts(events.map((ev) => ({ account: ev.accountId ?? '', at: eventTimeMs(ev.at, 'outcome event') }))), (tids) => events
         .filter((ev) => tids.has(outcomeTid(ev.id)))
         .map((ev) => ({ row: eventRowOf(ev), tid: outcomeTid(ev.id), sign: 1 as const })));
     },
