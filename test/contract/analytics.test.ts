@@ -232,6 +232,22 @@ function analyticsContract(name: string, open: () => Promise<Analytics>) {
     t.deepEqual(completed.byVoice.map((v) => [v.voice, v.requests, v.errors]), [['v', 2, 1]]);
   });
 
+  test(`${name}: names and last times come from rows inside the window, rows later that day do not count`, async (t) => {
+    const p = uniquePrefix('later');
+    const A = `${p}A`;
+    const row = (n: string, at: string, fields: Partial<OutcomeEvent>) => outcome(`${p}${n}`, at, { accountId: A, keyId: 'k', voice: 'v', voiceName: 'Mai', engine: 'v4', ...fields });
+    const failed = { result: 'error' as const, status: 500, errorCode: 'synthesis_failed' };
+    await analytics.recordOutcomes([
+      row('a', '2026-03-01T10:00:00.000Z', {}),
+      row('b', '2026-03-02T08:00:00.000Z', failed),
+      row('c', '2026-03-02T15:00:00.000Z', { ...failed, voiceName: 'Mai (mới)', engine: 'v5' }),
+    ]);
+    // 13 hours of the last day inside the window, 11 after it.
+    const report = await analytics.usage({ scope: 'account', accountId: A, keyId: null, from: FROM, to: new Date('2026-03-02T13:00:00.000Z') });
+    t.deepEqual(report.byVoice, [{ voice: 'v', voiceName: 'Mai', engine: 'v4', requests: 2, tokenCost: 0, audioSeconds: 0, avgGenMs: null, errors: 1 }]);
+    t.deepEqual(report.byErrorCode, [{ errorCode: 'synthesis_failed', statusCode: 500, count: 1, lastAt: '2026-03-02T08:00:00.000Z' }]);
+  });
+
   test(`${name}: a window cut at midnight in UTC+7 counts the partial UTC days at both ends`, async (t) => {
     const f = await recorded('vn-day');
     await analytics.recordOutcomes(f.outcomes.slice(3, 8));

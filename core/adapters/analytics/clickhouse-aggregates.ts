@@ -64,7 +64,7 @@ export interface Measure {
   fn: 'sum' | 'max';
   /** per-row value in the views */
   view: string;
-  /** per-row value in rows read from usage_events or usage_daily_fixes (columns w, w_stale, own) */
+  /** per-row value in rows read from usage_events or usage_daily_fixes (columns w, w_stale, own, taken; cell) */
   row: string;
 }
 
@@ -84,8 +84,10 @@ export const MEASURES: Measure[] = [
   weighted('audio', 'Float64', 'W * audio_seconds'),
   weighted('gen_n', 'Int64', 'W * isNotNull(gen_ms)'),
   weighted('gen_sum', 'Float64', 'W * ifNull(gen_ms, 0)'),
-  // Rows a max() below may still remember although they do not count (retractions): the query re-reads such cells.
-  { name: 'stale', type: 'Int64', fn: 'sum', view: 'toInt64(sign < 0)', row: 'w_stale' },
+  // Rows a max() below may still remember although they do not count: the query re-reads such cells. For error cells,
+  // retractions (a close that lost to a later one); voice cells never, since every version of a job row has the queued
+  // row's voice, name and engine. For both, rows taken away after the window (w_stale; taken = 1).
+  { name: 'stale', type: 'Int64', fn: 'sum', view: 'toInt64(sign < 0)', row: "if(cell.1 = 'v', toInt64(taken), w_stale)" },
   { name: 'last_at', type: 'UInt64', fn: 'max', view: 'if(sign > 0, at_ms, toUInt64(0))', row: 'if(own = 1, at_ms, toUInt64(0))' },
   { name: 'vname', type: 'String', fn: 'max', view: "if(sign > 0, voice_name, '')", row: "if(own = 1, voice_name, '')" },
   { name: 'eng', type: 'String', fn: 'max', view: "if(sign > 0, engine, '')", row: "if(own = 1, engine, '')" },
@@ -126,7 +128,7 @@ export const KINDS = [
   { kind: 'g', table: AGG_TABLES.gen, view: VIEWS.gen, keys: [], k1: "''", k2: "''", measures: [], hist: true, where: '' },
   {
     kind: 'v', table: AGG_TABLES.voices, view: VIEWS.voices, keys: [['voice', 'String']], k1: 'voice', k2: "''",
-    measures: ['requests', 'error', 'tok', 'audio', 'gen_n', 'gen_sum', 'stale', 'vname', 'eng'], hist: false, where: '',
+    measures: ['requests', 'error', 'tok', 'audio', 'gen_n', 'gen_sum', 'vname', 'eng'], hist: false, where: '',
   },
   {
     kind: 'e', table: AGG_TABLES.errors, view: VIEWS.errors, keys: [['error_code', 'String'], ['status', 'UInt16']], k1: 'error_code',

@@ -72,8 +72,9 @@ const dayLiteral = (day: number) => `toDate(${sqlString(new Date(day * DAY_MS).t
 
 /**
  * Columns of every row source: the usage row, then its weight w, w_stale
- * (how far it leaves a max() of its cells unsure: retractions, rows taken
- * away after the window) and own (whether its own time and names count).
+ * (how far it leaves a max() of its error cell unsure: retractions, rows
+ * taken away after the window), own (whether its own time and names count)
+ * and taken (a row taken away after the window).
  */
 const ROW_COLUMNS = 'at_ms, route, voice, voice_name, engine, error_code, status, result, tokens_charged, characters, audio_seconds, gen_ms';
 
@@ -84,7 +85,9 @@ function scopeFilter(query: UsageQuery): string {
 
 function rawRows(database: string, query: UsageQuery, [fromMs, toMs]: [number, number], taken = false): string {
   // `at` bounds prune month partitions; at_ms bounds are the exact range [from, to).
-  const weights = taken ? 'toInt64(-1) AS w, toInt64(1) AS w_stale, toUInt8(0) AS own' : 'toInt64(1) AS w, toInt64(0) AS w_stale, toUInt8(1) AS own';
+  const weights = taken
+    ? 'toInt64(-1) AS w, toInt64(1) AS w_stale, toUInt8(0) AS own, toUInt8(1) AS taken'
+    : 'toInt64(1) AS w, toInt64(0) AS w_stale, toUInt8(1) AS own, toUInt8(0) AS taken';
   return `SELECT ${ROW_COLUMNS}, ${weights}
     FROM ${sqlIdentifier(database)}.${sqlIdentifier(TABLES.events)} FINAL
     WHERE ${scopeFilter(query)}
@@ -95,7 +98,7 @@ function rawRows(database: string, query: UsageQuery, [fromMs, toMs]: [number, n
 /** The surplus copies of duplicated contributions, weighted to cancel them. */
 function fixRows(database: string, query: UsageQuery, [first, end]: [number, number]): string {
   return `SELECT ${ROW_COLUMNS}, -toInt64(sign) * toInt64(copies - 1) AS w, if(sign < 0, -toInt64(copies - 1), toInt64(0)) AS w_stale,
-      toUInt8(0) AS own
+      toUInt8(0) AS own, toUInt8(0) AS taken
     FROM ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.fixes)} FINAL
     WHERE ${scopeFilter(query)} AND at_ms >= ${sqlNumber(first * DAY_MS)} AND at_ms < ${sqlNumber(end * DAY_MS)}`;
 }
