@@ -26,7 +26,7 @@ export const AGG_TABLES = {
   input: 'usage_agg_input',
   /** per account, key, UTC day and route: byDay, byRoute, totals */
   routes: 'usage_daily_routes',
-  /** per account, key and UTC day: the generation times behind p95GenMs */
+  /** per account, key and UTC day: the generation times behind p95GenMs (see P95_LEVELS) */
   gen: 'usage_daily_gen',
   /** per account, key, UTC day and voice: byVoice */
   voices: 'usage_daily_voices',
@@ -94,20 +94,26 @@ export const MEASURES: Measure[] = [
 ];
 
 /**
- * Generation times as an exact value -> count map (quantilesExactWeighted:
- * a hash map, far cheaper to merge than sumMap), queried at two levels so
- * that one of them lands on SPEC's position floor(0.95 x n) whatever n is
- * (see p95FromLevels in clickhouse-usage.ts). Weights are signed counts
- * written as UInt64: the map adds them modulo 2^64, so a retraction (-1,
- * i.e. 2^64 - 1) cancels its row exactly.
+ * p95GenMs must stay SPEC's value at position floor(0.95 x n) of the window's
+ * generation times. They are kept exactly, as a value -> count map per
+ * account, key and day in a SummingMergeTree (usage_daily_gen: plain arrays,
+ * cheap to read; the engine adds the counts of equal values). The values are
+ * Float64 bit patterns as UInt64, which sort as the times do (times are
+ * never negative), because 18.16 sums a map only under integer keys; it
+ * reinterprets a number only through a string. The query feeds the window's
+ * (value, count) pairs to quantilesExactWeighted at two levels, one of which
+ * lands on that position whatever n is (see p95FromLevels). Counts are
+ * signed and given to it as UInt64: the weights add modulo 2^64, so a
+ * retraction (-1, that is 2^64 - 1) cancels its row exactly.
  */
 export const P95_LEVELS = [0.95, 0.950000000001] as const;
-export const genHistFunction = (combinator: '' | 'State' | 'StateIf' | 'MergeState' | 'MergeIf') =>
+export const genHistFunction = (combinator: 'State' | 'StateIf' | 'MergeIf') =>
   `quantilesExactWeighted${combinator}(${P95_LEVELS.join(', ')})`;
-export const GEN_HIST_TYPE = `AggregateFunction(${genHistFunction('')}, Float64, UInt64)`;
 /** The generation times of rows that have one (and meet `when`), each with its weight. */
 export const genHistState = (weight: string, when = '1') =>
   `${genHistFunction('StateIf')}(assumeNotNull(gen_ms), toUInt64(${weight}), ${when} AND isNotNull(gen_ms))`;
+const genBits = `reinterpretAsUInt64(reinterpretAsString(assumeNotNull(gen_ms)))`;
+export const timeFromBits = (column: string) => `reinterpretAsFloat64(reinterpretAsString(${column}))`;
 
 /** UTC day of at_ms as a Date, independent of the server's time zone. */
 export const UTC_DAY = `toDate(toUInt16(intDiv(at_ms, ${DAY_MS})))`;
@@ -116,23 +122,21 @@ export const UTC_DAY = `toDate(toUInt16(intDiv(at_ms, ${DAY_MS})))`;
  * The aggregate tables, each fed by its own view (one GROUP BY over the
  * inserted rows each: cheaper than fanning every row out into cells). `kind`
  * names the report cell its rows become: x = (day, route), v = voice, e =
- * error code and status, g = generation times (totals only: one state per
- * day and key, not per route, since merging these states is what a long
- * window costs); k1/k2 read the cell's names from a stored row.
+ * error code and status; k1/k2 read the cell's names from a stored row.
+ * Generation times have their own table (see P95_LEVELS).
  */
 export const KINDS = [
   {
     kind: 'x', table: AGG_TABLES.routes, view: VIEWS.routes, keys: [['route', 'String']], k1: 'toString(toUInt16(day))', k2: 'route',
-    measures: ['requests', 'ok', 'queued', 'cache_hit', 'denied', 'error', 'tok', 'chars', 'audio', 'gen_n', 'gen_sum'], hist: false, where: '',
+    measures: ['requests', 'ok', 'queued', 'cache_hit', 'denied', 'error', 'tok', 'chars', 'audio', 'gen_n', 'gen_sum'], where: '',
   },
-  { kind: 'g', table: AGG_TABLES.gen, view: VIEWS.gen, keys: [], k1: "''", k2: "''", measures: [], hist: true, where: '' },
   {
     kind: 'v', table: AGG_TABLES.voices, view: VIEWS.voices, keys: [['voice', 'String']], k1: 'voice', k2: "''",
-    measures: ['requests', 'error', 'tok', 'audio', 'gen_n', 'gen_sum', 'vname', 'eng'], hist: false, where: '',
+    measures: ['requests', 'error', 'tok', 'audio', 'gen_n', 'gen_sum', 'vname', 'eng'], where: '',
   },
   {
     kind: 'e', table: AGG_TABLES.errors, view: VIEWS.errors, keys: [['error_code', 'String'], ['status', 'UInt16']], k1: 'error_code',
-    k2: 'toString(status)', measures: ['requests', 'stale', 'last_at'], hist: false, where: "WHERE error_code != ''",
+    k2: 'toString(status)', measures: ['requests', 'stale', 'last_at'], where: "WHERE error_code != ''",
   },
 ] as const;
 
@@ -155,16 +159,10 @@ export function aggregateStatements(database: string): string[] {
     ...EVENT_ROW_TYPES.map(([name, type]) => `${name} ${type}`), "tid String DEFAULT concat('o:', id)", 'sign Int8 DEFAULT 1',
   ].map((line) => `\n  ${line}`).join(',');
   const fixColumns = FIX_ROW_TYPES.map(([name, type]) => `\n  ${name} ${type}`).join(',');
-  const aggregates = KINDS.flatMap(({ table, view, keys, measures, hist, where }) => {
+  const aggregates = KINDS.flatMap(({ table, view, keys, measures, where }) => {
     const keyNames = ['account_id', 'key_id', 'day', ...keys.map(([name]) => name)];
-    const states = [
-      ...measures.map((name) => `m_${name} AggregateFunction(${measure(name).fn}, ${measure(name).type})`),
-      ...(hist ? [`m_gen_hist ${GEN_HIST_TYPE}`] : []),
-    ];
-    const values = [
-      ...measures.map((name) => `${measure(name).fn}State(${measure(name).view}) AS m_${name}`),
-      ...(hist ? [`${genHistState('toInt64(sign)')} AS m_gen_hist`] : []),
-    ];
+    const states = measures.map((name) => `m_${name} AggregateFunction(${measure(name).fn}, ${measure(name).type})`);
+    const values = measures.map((name) => `${measure(name).fn}State(${measure(name).view}) AS m_${name}`);
     return [
       `CREATE TABLE IF NOT EXISTS ${t(table)} (
   ${['account_id String', 'key_id String', 'day Date', ...keys.map(([name, type]) => `${name} ${type}`)].join(', ')},
@@ -189,6 +187,16 @@ GROUP BY ${keyNames.join(', ')}`,
     `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.fixes)} (${fixColumns}
 ) ENGINE = ReplacingMergeTree(copies) ORDER BY (account_id, at_ms, tid)`,
     ...aggregates,
+    `CREATE TABLE IF NOT EXISTS ${t(AGG_TABLES.gen)} (
+  account_id String, key_id String, day Date, genMap Nested(bits UInt64, count Int64)
+) ENGINE = SummingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (account_id, key_id, day)
+  SETTINGS index_granularity = ${AGGREGATE_GRANULE}`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(VIEWS.gen)} TO ${t(AGG_TABLES.gen)} AS
+SELECT account_id, key_id, ${UTC_DAY} AS day,
+  (sumMap(if(isNotNull(gen_ms), [${genBits}], emptyArrayUInt64()), if(isNotNull(gen_ms), [toInt64(sign)], emptyArrayInt64()))).1 AS \`genMap.bits\`,
+  (sumMap(if(isNotNull(gen_ms), [${genBits}], emptyArrayUInt64()), if(isNotNull(gen_ms), [toInt64(sign)], emptyArrayInt64()))).2 AS \`genMap.count\`
+FROM ${t(AGG_TABLES.input)}
+GROUP BY account_id, key_id, day`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${t(VIEWS.ids)} TO ${t(AGG_TABLES.ids)} AS
 SELECT account_id, at_ms, toDateTime(intDiv(at_ms, 1000)) AS at, cityHash64(tid) AS tid_hash, tid FROM ${t(AGG_TABLES.input)}`,
   ];

@@ -1,7 +1,7 @@
 import type { UsageQuery } from '../../ports/analytics.ts';
 import { sqlDateTime, sqlIdentifier, sqlNumber, sqlString } from './clickhouse-sql.ts';
 import { TABLES } from './clickhouse-schema.ts';
-import { AGG_TABLES, genHistFunction, genHistState, KINDS, MEASURES, P95_LEVELS, ROW_CELLS } from './clickhouse-aggregates.ts';
+import { AGG_TABLES, genHistFunction, genHistState, KINDS, MEASURES, P95_LEVELS, ROW_CELLS, timeFromBits } from './clickhouse-aggregates.ts';
 import { DAY_MS, quantileIndex, type DimKind, type DimRow } from './report.ts';
 
 /**
@@ -117,17 +117,24 @@ function weightedCells(sources: string[]): string {
   GROUP BY c_kind, c_k1, c_k2`;
 }
 
+const zeros = (kept: ReadonlySet<string>) => MEASURES.map((m) => `${kept.has(m.name) ? `${m.fn}Merge(m_${m.name})` : zero(m.type)} AS ${m.name}`);
+
 /** The cells of whole days from each aggregate table; figures a table does not keep are zero there. */
 function aggregateCells(database: string, query: UsageQuery, [first, end]: [number, number]): string[] {
-  return KINDS.map(({ kind, table, k1, k2, measures, hist }) => {
-    const kept = new Set<string>(measures);
-    const values = MEASURES.map((m) => `${kept.has(m.name) ? `${m.fn}Merge(m_${m.name})` : zero(m.type)} AS ${m.name}`);
-    return `SELECT ${sqlString(kind)} AS c_kind, ${k1} AS c_k1, ${k2} AS c_k2, ${values.join(', ')},
-    ${hist ? `${genHistFunction('MergeState')}(m_gen_hist)` : EMPTY_HIST} AS hist
+  const days = `${scopeFilter(query)} AND day >= ${dayLiteral(first)} AND day < ${dayLiteral(end)}`;
+  const cells = KINDS.map(({ kind, table, k1, k2, measures }) => `SELECT ${sqlString(kind)} AS c_kind, ${k1} AS c_k1, ${k2} AS c_k2,
+    ${zeros(new Set<string>(measures)).join(', ')}, ${EMPTY_HIST} AS hist
   FROM ${sqlIdentifier(database)}.${sqlIdentifier(table)}
-  WHERE ${scopeFilter(query)} AND day >= ${dayLiteral(first)} AND day < ${dayLiteral(end)}
+  WHERE ${days}
+  GROUP BY c_kind, c_k1, c_k2`);
+  // Generation times: the (time, count) pairs of the window's value -> count maps, counted towards the totals only.
+  const gen = `SELECT 'g' AS c_kind, '' AS c_k1, '' AS c_k2, ${zeros(new Set()).join(', ')},
+    ${genHistFunction('State')}(${timeFromBits('g_bits')}, toUInt64(g_count)) AS hist
+  FROM ${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.gen)}
+  ARRAY JOIN genMap.bits AS g_bits, genMap.count AS g_count
+  WHERE ${days}
   GROUP BY c_kind, c_k1, c_k2`;
-  });
+  return [...cells, gen];
 }
 
 const OUTER = MEASURES.map((m) => `${m.fn}(${m.name}) AS r_${m.name}`).join(', ');
