@@ -15,8 +15,11 @@
  * and tail included) and per second, the median over rounds and its ratio
  * to the target, batch sizes, the CPU the aggregator's process and
  * clickhouse-server used per event, and the CPU other processes took
- * meanwhile (the noise in that round). Exits 1 when the median is below
- * 50,000 events/s or ClickHouse holds anything but exactly one row per event.
+ * meanwhile (the noise in that round). Every write goes through the daily
+ * aggregates' materialized views as in production. Exits 1 when the median
+ * is below 50,000 events/s, ClickHouse holds anything but exactly one row
+ * per event, the aggregates do not count each event once, or an account's
+ * report from the aggregates differs from the one from the raw rows.
  *
  * `--null-store` swaps ClickHouse for a store that only counts: the bus
  * read path alone, the ceiling any store can reach on this machine.
@@ -31,6 +34,10 @@ import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createLocalBus } from '../../core/adapters/bus/local.ts';
 import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
 import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
+import { AGG_TABLES } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
+import { p95FromLevels, parseUsageRow, usagePlan, usageSql } from '../../core/adapters/analytics/clickhouse-usage.ts';
+import { buildReport } from '../../core/adapters/analytics/report.ts';
+import { isDeepStrictEqual } from 'node:util';
 import { TOPICS } from '../../core/ports/bus.ts';
 import type { Analytics, OutcomeEvent } from '../../core/ports/analytics.ts';
 import { startUsageAggregator } from '../../pipelines/usage-aggregator/aggregator.ts';
@@ -228,6 +235,25 @@ async function main(): Promise<void> {
       console.log(`  ClickHouse check: ${fmt(rows)} rows after FINAL, ${fmt(ids)} distinct ids (expected ${fmt(expected)})`);
       if (rows !== expected || ids !== expected) {
         console.error('FAIL: ClickHouse does not hold exactly one row per event');
+        failed = true;
+      }
+      // The daily aggregates the views built meanwhile: every event once, and the same report as the raw rows give.
+      const q = (name: string) => `${sqlIdentifier(database)}.${sqlIdentifier(name)}`;
+      const aggregated = await (await admin.query({
+        query: `SELECT (SELECT sumMerge(m_requests) FROM ${q(AGG_TABLES.routes)})
+          - (SELECT sum(sign * toInt64(copies - 1)) FROM ${q(AGG_TABLES.fixes)} FINAL) AS n`,
+        format: 'JSONEachRow',
+      })).json<{ n: string }>();
+      const account = makeEvent(0, 0).accountId!;
+      const query = { scope: 'account' as const, accountId: account, keyId: null, from: new Date(Date.now() - 5 * 86_400_000), to: new Date() };
+      const plan = usagePlan(query.from.getTime(), query.to.getTime(), false)!;
+      const rawRows = (await (await admin.query({ query: usageSql(database, query, plan), format: 'JSONEachRow' })).json<Record<string, unknown>>()).map(parseUsageRow);
+      const rawTotal = rawRows.find((row) => row.kind === 't');
+      const same = isDeepStrictEqual(await store!.usage(query), buildReport(rawRows, rawTotal ? p95FromLevels(rawTotal.genCount, rawTotal.genAtLevels) : null));
+      console.log(`  aggregates check: ${fmt(Number(aggregated[0]!.n))} requests in the daily aggregates (expected ${fmt(expected)}); ` +
+        `usage() of ${account} ${same ? 'equals' : 'DIFFERS FROM'} the report from the raw rows`);
+      if (Number(aggregated[0]!.n) !== expected || !same) {
+        console.error('FAIL: the daily aggregates do not count every event exactly once');
         failed = true;
       }
       if (rate < TARGET) {

@@ -8,7 +8,9 @@ import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery } from '../../c
 import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
 import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
-import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
+import { sqlIdentifier, sqlString } from '../../core/adapters/analytics/clickhouse-sql.ts';
+import { aggregateStatements } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
+import { dropAggregateStatements, ensureAggregates } from '../../core/adapters/analytics/clickhouse-backfill.ts';
 
 const FROM = new Date('2026-03-01T00:00:00.000Z');
 const TO = new Date('2026-03-03T00:00:00.000Z');
@@ -187,6 +189,80 @@ function analyticsContract(name: string, open: () => Promise<Analytics>) {
     t.like(totals, { requests: 40, p95GenMs: 39, avgGenMs: 20.5 });
   });
 
+  test(`${name}: the same events written by two writers at once count once`, async (t) => {
+    const f = fixture(uniquePrefix('race'));
+    // Both consumers at once, each twice: every outcome and every close is stored and resolved concurrently.
+    await Promise.all([
+      analytics.recordOutcomes(f.outcomes), analytics.recordJobCloses(f.closes),
+      analytics.recordOutcomes([...f.outcomes].reverse()), analytics.recordJobCloses([...f.closes].reverse()),
+    ]);
+    await Promise.all([analytics.recordOutcomes(f.outcomes.slice(0, 9)), analytics.recordJobCloses(f.closes), analytics.recordOutcomes(f.outcomes.slice(5))]);
+    t.deepEqual((await analytics.usage(f.account)).totals, {
+      requests: 10, ok: 4, queued: 1, cacheHit: 1, denied: 2, error: 2,
+      tokenCost: 1820, characters: 500, audioSeconds: 16.75, avgGenMs: 230, p95GenMs: 500,
+    });
+  });
+
+  test(`${name}: a job counts by its latest close; a close older than the one counted changes nothing`, async (t) => {
+    const p = uniquePrefix('reclose');
+    const A = `${p}A`;
+    const job = `${p}job`;
+    const day = (time: string) => `2026-03-01T${time}Z`;
+    const earlier = outcome(`${p}r`, day('09:00:00.000'), { accountId: A, keyId: 'k', result: 'error', status: 500, errorCode: 'synthesis_failed', voice: 'v' });
+    const queued = outcome(`${p}q`, day('10:00:00.000'), { accountId: A, keyId: 'k', result: 'queued', status: 202, queued: true, jobId: job, tokensCharged: 195, voice: 'v' });
+    const close = (id: string, time: string, fields: Partial<JobCloseEvent>): JobCloseEvent => ({
+      id: `${p}${id}`, at: day(time), jobId: job, result: 'error', audioSeconds: 0, genMs: null, tokensRefunded: 0, errorCode: 'synthesis_failed', ...fields,
+    });
+    const query: UsageQuery = { scope: 'account', accountId: A, keyId: null, from: FROM, to: TO };
+    await analytics.recordOutcomes([earlier, queued]);
+    await analytics.recordJobCloses([close('c1', '10:01:00.000', {})]);
+    const failed = await analytics.usage(query);
+    t.like(failed.totals, { requests: 2, ok: 0, queued: 0, error: 2 });
+    t.deepEqual(failed.byErrorCode, [{ errorCode: 'synthesis_failed', statusCode: 500, count: 2, lastAt: queued.at }]);
+
+    await analytics.recordJobCloses([close('c2', '10:05:00.000', { result: 'ok', audioSeconds: 3, genMs: 700, errorCode: null })]);
+    await analytics.recordJobCloses([close('c0', '10:00:30.000', { errorCode: 'synthesis_timeout' })]);
+    await analytics.recordOutcomes([queued]);
+    await analytics.recordJobCloses([close('c1', '10:01:00.000', {})]);
+    const completed = await analytics.usage(query);
+    t.deepEqual(completed.totals, {
+      requests: 2, ok: 1, queued: 0, cacheHit: 0, denied: 0, error: 1, tokenCost: 195, characters: 0, audioSeconds: 3, avgGenMs: 700, p95GenMs: 700,
+    });
+    t.deepEqual(completed.byErrorCode, [{ errorCode: 'synthesis_failed', statusCode: 500, count: 1, lastAt: earlier.at }]);
+    t.deepEqual(completed.byVoice.map((v) => [v.voice, v.requests, v.errors]), [['v', 2, 1]]);
+  });
+
+  test(`${name}: names and last times come from rows inside the window, rows later that day do not count`, async (t) => {
+    const p = uniquePrefix('later');
+    const A = `${p}A`;
+    const row = (n: string, at: string, fields: Partial<OutcomeEvent>) => outcome(`${p}${n}`, at, { accountId: A, keyId: 'k', voice: 'v', voiceName: 'Mai', engine: 'v4', ...fields });
+    const failed = { result: 'error' as const, status: 500, errorCode: 'synthesis_failed' };
+    await analytics.recordOutcomes([
+      row('a', '2026-03-01T10:00:00.000Z', {}),
+      row('b', '2026-03-02T08:00:00.000Z', failed),
+      row('c', '2026-03-02T15:00:00.000Z', { ...failed, voiceName: 'Mai (mới)', engine: 'v5' }),
+    ]);
+    // 13 hours of the last day inside the window, 11 after it.
+    const report = await analytics.usage({ scope: 'account', accountId: A, keyId: null, from: FROM, to: new Date('2026-03-02T13:00:00.000Z') });
+    t.deepEqual(report.byVoice, [{ voice: 'v', voiceName: 'Mai', engine: 'v4', requests: 2, tokenCost: 0, audioSeconds: 0, avgGenMs: null, errors: 1 }]);
+    t.deepEqual(report.byErrorCode, [{ errorCode: 'synthesis_failed', statusCode: 500, count: 1, lastAt: '2026-03-02T08:00:00.000Z' }]);
+  });
+
+  test(`${name}: a window cut at midnight in UTC+7 counts the partial UTC days at both ends`, async (t) => {
+    const f = await recorded('vn-day');
+    await analytics.recordOutcomes(f.outcomes.slice(3, 8));
+    const window = { ...f.account, from: new Date('2026-02-28T17:00:00.000Z'), to: new Date('2026-03-02T17:00:00.000Z') };
+    const report = await analytics.usage(window);
+    t.deepEqual(report.totals, {
+      requests: 11, ok: 5, queued: 1, cacheHit: 1, denied: 2, error: 2,
+      tokenCost: 2820, characters: 1500, audioSeconds: 16.75, avgGenMs: 1858.2, p95GenMs: 9999,
+    });
+    t.deepEqual(report.byDay.map((d) => [d.day, d.requests, d.tokenCost]), [['2026-02-28', 1, 1000], ['2026-03-01', 4, 845], ['2026-03-02', 6, 975]]);
+    const lateStart = await analytics.usage({ ...f.account, from: new Date('2026-03-01T10:30:00.000Z'), to: new Date('2026-03-02T11:30:00.000Z') });
+    t.like(lateStart.totals, { requests: 6, ok: 2, queued: 0, cacheHit: 1, denied: 2, error: 1, tokenCost: 1170 });
+    t.deepEqual(lateStart.byDay.map((d) => [d.day, d.requests]), [['2026-03-01', 2], ['2026-03-02', 4]]);
+  });
+
   test(`${name}: ping answers`, async (t) => {
     await t.notThrowsAsync(analytics.ping());
   });
@@ -211,11 +287,157 @@ if (reachable(new URL('/ping', clickhouseUrl).href)) {
   const database = `usage_contract_${process.pid}_${Date.now()}`;
   const options = { url: clickhouseUrl, database, user: process.env.CLICKHOUSE_USER ?? 'default', password: process.env.CLICKHOUSE_PASSWORD ?? '' };
   test.after.always(async () => {
-    const admin = createClient({ url: options.url, username: options.user, password: options.password });
+    // A drop waits for the merges running on its tables to stop, which takes a while on a busy server.
+    const admin = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 180_000 });
     await admin.command({ query: `DROP DATABASE IF EXISTS ${sqlIdentifier(database)}` });
     await admin.close();
   });
   analyticsContract('clickhouse', () => createClickHouseAnalytics(options));
+  exactnessAgainstSqlite(options);
 } else {
   console.log(`analytics contract: ClickHouse not reachable at ${clickhouseUrl}; skipping the ClickHouse adapter`);
+}
+
+/** A small deterministic generator, so a failure replays the same history. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]! };
+}
+
+/**
+ * Three days of traffic for two accounts with everything the pre-aggregates
+ * could get wrong: outcomes and closes redelivered, written by several
+ * writers at once, closes before their queued rows, jobs closed twice (the
+ * later close counts), jobs never closed.
+ */
+function history(p: string, seed: number) {
+  const r = random(seed);
+  const start = Date.parse('2026-03-01T00:00:00.000Z');
+  const outcomes: OutcomeEvent[] = [];
+  const closes: JobCloseEvent[] = [];
+  for (let i = 0; i < 240; i++) {
+    const at = start + r.int(3 * 86_400_000);
+    const accountId = `${p}acct-${r.int(2)}`;
+    const voice = r.pick([null, `${p}v1`, `${p}v2`, `${p}v3`]);
+    const base = {
+      accountId, keyId: `${accountId}-key-${r.int(2)}`, route: r.pick(['tts', 'audio_speech', 'tts_stream', 'dialogue']),
+      tokensCharged: 65 * (1 + r.int(6)), characters: 50 + r.int(400), audioSeconds: 0.25 * r.int(40), genMs: 20 + r.int(900),
+      // A voice's name and engine vary now and then, so that which rows a max() reads shows.
+      voice, voiceName: voice && `Giọng ${voice.slice(-2)}${r.int(10) === 0 ? ' (mới)' : ''}`, engine: voice && (r.int(10) === 0 ? 'v5' : 'v4'),
+    };
+    const roll = r.int(100);
+    const id = `${p}o${i}`;
+    const when = new Date(at).toISOString();
+    if (roll < 30) {
+      const jobId = `${p}job${i}`;
+      outcomes.push(outcome(id, when, { ...base, route: 'tts', result: 'queued', status: 202, queued: true, jobId, audioSeconds: 0, genMs: null }));
+      const count = r.int(100) < 15 ? 0 : r.int(100) < 25 ? 2 : 1;
+      for (let c = 0; c < count; c++) {
+        const ok = r.int(100) < 70;
+        closes.push({
+          id: `${p}close${i}-${c}`, at: new Date(at + 1000 + r.int(600_000)).toISOString(), jobId, result: ok ? 'ok' : 'error',
+          audioSeconds: ok ? 0.25 * r.int(60) : 0, genMs: ok ? 100 + r.int(2000) : null, tokensRefunded: ok ? 0 : base.tokensCharged,
+          errorCode: ok ? null : r.pick(['synthesis_failed', 'synthesis_timeout']),
+        });
+      }
+    } else if (roll < 36) {
+      outcomes.push(outcome(id, when, { ...base, result: 'cache_hit', cacheHit: true, genMs: null }));
+    } else if (roll < 48) {
+      const status = r.pick([400, 403, 429]);
+      outcomes.push(outcome(id, when, { ...base, result: 'denied', status, errorCode: `http_${status}`, tokensCharged: 0, characters: 0, audioSeconds: 0, genMs: null }));
+    } else if (roll < 60) {
+      outcomes.push(outcome(id, when, { ...base, result: 'error', status: 500, errorCode: r.pick(['synthesis_failed', 'engine_unavailable']), tokensRefunded: base.tokensCharged }));
+    } else {
+      outcomes.push(outcome(id, when, base));
+    }
+  }
+  // Deliveries: shuffled batches where a third of the events come again later, some batches written at once.
+  type Batch = { kind: 'outcomes'; events: OutcomeEvent[] } | { kind: 'closes'; events: JobCloseEvent[] };
+  const deliveries: Array<OutcomeEvent | JobCloseEvent> = [...outcomes, ...closes];
+  deliveries.push(...deliveries.filter(() => r.int(3) === 0));
+  for (let i = deliveries.length - 1; i > 0; i--) {
+    const j = r.int(i + 1);
+    [deliveries[i], deliveries[j]] = [deliveries[j]!, deliveries[i]!];
+  }
+  const rounds: Batch[][] = [];
+  while (deliveries.length > 0) {
+    const round: Batch[] = [];
+    for (let w = 1 + r.int(3); w > 0 && deliveries.length > 0; w--) {
+      const taken = deliveries.splice(0, 1 + r.int(40));
+      const outs = taken.filter((e): e is OutcomeEvent => 'requestId' in e);
+      const cls = taken.filter((e): e is JobCloseEvent => !('requestId' in e));
+      if (outs.length > 0) round.push({ kind: 'outcomes', events: outs });
+      if (cls.length > 0) round.push({ kind: 'closes', events: cls });
+    }
+    rounds.push(round);
+  }
+  return { rounds, accounts: [`${p}acct-0`, `${p}acct-1`] };
+}
+
+function exactnessAgainstSqlite(options: { url: string; database: string; user: string; password: string }) {
+  const windows: Array<[string, string]> = [
+    ['2026-03-01T00:00:00.000Z', '2026-03-04T00:00:00.000Z'],
+    ['2026-02-28T17:00:00.000Z', '2026-03-03T17:00:00.000Z'],
+    ['2026-03-01T05:13:07.123Z', '2026-03-03T20:00:00.000Z'],
+    ['2026-03-02T01:00:00.000Z', '2026-03-02T23:00:00.000Z'],
+    // Last days read whole from the aggregates less the rows after the window (more inside than after).
+    ['2026-03-01T05:13:07.123Z', '2026-03-03T14:00:00.000Z'],
+    ['2026-03-01T00:00:00.000Z', '2026-03-02T18:45:00.000Z'],
+  ];
+  test('clickhouse pre-aggregates answer exactly what sqlite answers for a history with duplicates, concurrent writers and late closes, then again once rebuilt from the raw tables', async (t) => {
+    t.timeout(120_000);
+    const p = uniquePrefix('history');
+    const { rounds, accounts } = history(p, 20260301);
+    const reference = createSqliteAnalytics(db);
+    const clickhouse = await createClickHouseAnalytics(options);
+    try {
+      for (const round of rounds) {
+        for (const batch of round) {
+          if (batch.kind === 'outcomes') await reference.recordOutcomes(batch.events);
+          else await reference.recordJobCloses(batch.events);
+        }
+        await Promise.all(round.map((batch) => (batch.kind === 'outcomes' ? clickhouse.recordOutcomes(batch.events) : clickhouse.recordJobCloses(batch.events))));
+      }
+      const queries: UsageQuery[] = accounts.flatMap((accountId) => windows.flatMap(([from, to]) => [
+        { scope: 'account' as const, accountId, keyId: null, from: new Date(from), to: new Date(to) },
+        { scope: 'key' as const, accountId, keyId: `${accountId}-key-1`, from: new Date(from), to: new Date(to) },
+      ]));
+      const compare = async (stage: string) => {
+        for (const query of queries) {
+          const expected = await reference.usage(query);
+          t.true(expected.totals.requests > 0);
+          t.deepEqual(await clickhouse.usage(query), expected, `${stage}: ${query.scope} ${query.accountId} ${query.from.toISOString()} to ${query.to.toISOString()}`);
+        }
+      };
+      await compare('live');
+      const admin = createClient({ url: options.url, username: options.user, password: options.password });
+      try {
+        // The history did exercise the corrections: duplicated contributions were found and recorded.
+        const fixes = await (await admin.query({ query: `SELECT count() AS n, countIf(sign < 0) AS retractions FROM ${sqlIdentifier(options.database)}.usage_daily_fixes FINAL WHERE startsWith(account_id, ${sqlString(p)})`, format: 'JSONEachRow' })).json<{ n: string; retractions: string }>();
+        t.log(`duplicated contributions recorded: ${fixes[0]!.n} (${fixes[0]!.retractions} of them retractions)`);
+        t.true(Number(fixes[0]!.n) > 0);
+        // Rebuild as an upgrade meets it: the tables are new, a live writer is already writing into them (here: a
+        // redelivery of the last rounds) when the elected process backfills from the raw tables, which hold the same events.
+        const sql = {
+          command: async (query: string) => void (await admin.command({ query })),
+          select: async (query: string) => (await admin.query({ query, format: 'JSONEachRow' })).json<Record<string, unknown>>(),
+        };
+        for (const statement of [...dropAggregateStatements(options.database), ...aggregateStatements(options.database)]) await sql.command(statement);
+        for (const batch of rounds.slice(-5).flat()) {
+          if (batch.kind === 'outcomes') await clickhouse.recordOutcomes(batch.events);
+          else await clickhouse.recordJobCloses(batch.events);
+        }
+        t.true(await ensureAggregates(sql, options.database), 'this call ran the backfill');
+      } finally {
+        await admin.close();
+      }
+      await compare('rebuilt');
+    } finally {
+      await clickhouse.close();
+    }
+  });
 }

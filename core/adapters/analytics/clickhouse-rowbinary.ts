@@ -6,7 +6,7 @@
  * Queries stay in SQL through clickhouse-sql.ts; this module never builds SQL.
  */
 
-export type RowBinaryType = 'String' | 'UInt8' | 'UInt16' | 'UInt64' | 'Float64' | 'Nullable(Float64)';
+export type RowBinaryType = 'String' | 'Int8' | 'UInt8' | 'UInt16' | 'UInt64' | 'Float64' | 'Nullable(Float64)';
 
 /**
  * A table's inserted columns in order: name, type, and how to read the value
@@ -22,8 +22,9 @@ const UINT16 = 2;
 const UINT64 = 3;
 const FLOAT64 = 4;
 const NULLABLE_FLOAT64 = 5;
+const INT8 = 6;
 const CODES: Record<RowBinaryType, number> = {
-  String: STRING, UInt8: UINT8, UInt16: UINT16, UInt64: UINT64, Float64: FLOAT64, 'Nullable(Float64)': NULLABLE_FLOAT64,
+  String: STRING, Int8: INT8, UInt8: UINT8, UInt16: UINT16, UInt64: UINT64, Float64: FLOAT64, 'Nullable(Float64)': NULLABLE_FLOAT64,
 };
 const MAX_UINT: Record<number, number> = { [UINT8]: 0xff, [UINT16]: 0xffff, [UINT64]: Number.MAX_SAFE_INTEGER };
 
@@ -111,6 +112,10 @@ export function encodeRowBinary<R>(rows: readonly R[], columns: RowBinaryColumns
         if (typeof value !== 'number' || !Number.isFinite(value)) fail(columns[c]![0], columns[c]![1], value);
         room(8);
         pos = buf.writeDoubleLE(value, pos);
+      } else if (code === INT8) {
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < -128 || value > 127) fail(columns[c]![0], columns[c]![1], value);
+        room(1);
+        buf[pos++] = value & 0xff;
       } else {
         if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_UINT[code]!) {
           fail(columns[c]![0], columns[c]![1], value);

@@ -43,7 +43,7 @@ export const CLOSE_ROW_TYPES: ReadonlyArray<readonly [keyof CloseRow, RowBinaryT
 ];
 
 /** Column definitions for CREATE TABLE; `at` (derived from at_ms for partitioning) is never inserted. */
-function columnsDdl(types: ReadonlyArray<readonly [string, RowBinaryType]>): string {
+export function columnsDdl(types: ReadonlyArray<readonly [string, RowBinaryType]>): string {
   return types
     .flatMap(([name, type]) => (name === 'at_ms'
       ? [`${name} ${type}`, 'at DateTime MATERIALIZED toDateTime(intDiv(at_ms, 1000))']
@@ -144,6 +144,13 @@ const FROM_OUTCOME: { [K in keyof EventRow]: (ev: OutcomeEvent) => EventRow[K] }
 
 /** usage_events / usage_jobs columns read directly from outcome events (no EventRow in between). */
 export const OUTCOME_EVENT_COLUMNS: RowBinaryColumns<OutcomeEvent> = EVENT_ROW_TYPES.map(([name, type]) => [name, type, FROM_OUTCOME[name]] as const);
+
+/** An outcome event as a usage_events row (the slow path: inserts encode events directly). */
+export function eventRowOf(ev: OutcomeEvent): EventRow {
+  const row = {} as Record<string, unknown>;
+  for (const column of EVENT_ROW_COLUMNS) row[column] = FROM_OUTCOME[column](ev);
+  return row as unknown as EventRow;
+}
 
 export function closeRow(ev: JobCloseEvent): CloseRow {
   return {

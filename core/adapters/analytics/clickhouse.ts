@@ -4,12 +4,18 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHous
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
 import { sqlIdentifier, sqlStringList } from './clickhouse-sql.ts';
 import {
-  CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, OUTCOME_EVENT_COLUMNS, parseCloseRow,
-  parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
+  CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, eventRowOf, OUTCOME_EVENT_COLUMNS,
+  parseCloseRow, parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
 } from './clickhouse-schema.ts';
 import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.ts';
-import { parseUsageRow, usageSql } from './clickhouse-usage.ts';
-import { buildReport } from './report.ts';
+import { AGG_TABLES } from './clickhouse-aggregates.ts';
+import { aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-backfill.ts';
+import {
+  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, repeatedHashesSql, whereabouts,
+  type Contribution, type Fix, type Whereabouts,
+} from './clickhouse-contributions.ts';
+import { p95FromLevels, parseUsageRow, staleCellsSql, usagePlan, usageSql } from './clickhouse-usage.ts';
+import { buildReport, eventTimeMs } from './report.ts';
 
 export interface ClickHouseAnalyticsOptions {
   url: string;
@@ -55,20 +61,26 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
   });
   const table = (name: string) => `${sqlIdentifier(opts.database)}.${sqlIdentifier(name)}`;
 
+  async function select(query: string, settings: ClickHouseSettings = {}): Promise<Record<string, unknown>[]> {
+    const result = await client.query({ query, format: 'JSONEachRow', clickhouse_settings: settings });
+    return result.json<Record<string, unknown>>();
+  }
+  const sql: SqlRunner = { command: async (query) => void (await client.command({ query })), select: (query) => select(query) };
+
   try {
     for (const statement of schemaStatements(opts.database)) await client.command({ query: statement });
+    await ensureAggregates(sql, opts.database);
   } catch (error) {
     await client.close();
     throw error;
   }
+  let ready = false;
 
-  /** One RowBinary INSERT naming its columns, so the MATERIALIZED `at` is computed by the server. */
-  async function insert<R>(name: string, rows: readonly R[], columns: RowBinaryColumns<R>): Promise<void> {
-    if (rows.length === 0) return;
-    const chunks = encodeRowBinary(rows, columns);
-    const names = columns.map(([column]) => sqlIdentifier(column)).join(', ');
+  /** One RowBinary INSERT naming its columns, so that MATERIALIZED and DEFAULT columns are computed by the server. */
+  async function send(name: string, columns: readonly string[], chunks: Buffer[]): Promise<void> {
+    if (chunks.length === 0) return;
     const { stream } = await client.exec({
-      query: `INSERT INTO ${table(name)} (${names}) FORMAT RowBinary`,
+      query: `INSERT INTO ${table(name)} (${columns.map(sqlIdentifier).join(', ')}) FORMAT RowBinary`,
       values: Readable.from(chunks, { objectMode: false }),
     });
     // The answer is empty; reading it to the end hands the socket back to the pool.
@@ -76,9 +88,9 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
     await finished(stream);
   }
 
-  async function select(query: string, settings: ClickHouseSettings = {}): Promise<Record<string, unknown>[]> {
-    const result = await client.query({ query, format: 'JSONEachRow', clickhouse_settings: settings });
-    return result.json<Record<string, unknown>>();
+  async function insert<R>(name: string, rows: readonly R[], columns: RowBinaryColumns<R>): Promise<void> {
+    if (rows.length === 0) return;
+    await send(name, columns.map(([column]) => column), encodeRowBinary(rows, columns));
   }
 
   /** Runs one look-up per chunk of ids, all at once, and joins the rows. */
@@ -94,52 +106,88 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
     return uniqueById(raw.map(parseEventRow));
   }
 
-  async function latestCloses(jobIds: string[]): Promise<Map<string, CloseRow>> {
-    // Aliases differ from column names: 18.16 would substitute an alias inside argMax.
-    const raw = await lookup(jobIds, (list) => `SELECT job_id AS c_job_id, argMax(id, at_ms) AS c_id, max(at_ms) AS c_at_ms,
-          argMax(result, at_ms) AS c_result, argMax(audio_seconds, at_ms) AS c_audio_seconds,
-          argMax(gen_ms, at_ms) AS c_gen_ms, argMax(tokens_refunded, at_ms) AS c_tokens_refunded,
-          argMax(error_code, at_ms) AS c_error_code
-        FROM ${table(TABLES.closes)} WHERE job_id IN (${list}) GROUP BY job_id`);
-    // Chunks hold distinct ids, so each job appears in one chunk's answer only.
-    return new Map(raw.map(parseCloseRow).map((close) => [close.job_id, close]));
+  /** Every close of these jobs, once each, by job. */
+  async function closesOf(jobIds: string[]): Promise<Map<string, CloseRow[]>> {
+    const raw = await lookup(jobIds, (list) => `SELECT id AS c_id, job_id AS c_job_id, at_ms AS c_at_ms, result AS c_result,
+          audio_seconds AS c_audio_seconds, gen_ms AS c_gen_ms, tokens_refunded AS c_tokens_refunded, error_code AS c_error_code
+        FROM ${table(TABLES.closes)} WHERE job_id IN (${list})`);
+    const byJob = new Map<string, CloseRow[]>();
+    for (const close of uniqueById(raw.map(parseCloseRow))) byJob.set(close.job_id, [...(byJob.get(close.job_id) ?? []), close]);
+    return byJob;
+  }
+
+  /**
+   * After its contributions are in: finds which of them now exist more than
+   * once (redelivered, or written by both consumers) and records the surplus
+   * for the query to subtract. Whichever copy lands last sees them all, and
+   * the fix with the highest copy count wins, so every interleaving ends
+   * exact. `candidates` is only built when there is a duplicate to describe.
+   */
+  async function settle(where: Whereabouts, candidates: (tids: Set<string>) => Contribution[]): Promise<void> {
+    if (where.ranges.length === 0) return;
+    const hashes = await select(repeatedHashesSql(opts.database, where), { max_query_size: LOOKUP_MAX_QUERY_SIZE });
+    if (hashes.length === 0) return;
+    const parts = chunks(hashes.map((row) => String(row.d_hash)), LOOKUP_CHUNK);
+    const duplicates = (await Promise.all(parts.map((part) =>
+      select(duplicateTidsSql(opts.database, where, part), { max_query_size: LOOKUP_MAX_QUERY_SIZE })))).flat();
+    if (duplicates.length === 0) return;
+    const copies = new Map(duplicates.map((row) => [String(row.d_tid), Number(row.d_copies)]));
+    const fixes = new Map<string, Fix>();
+    for (const contribution of candidates(new Set(copies.keys()))) {
+      const n = copies.get(contribution.tid);
+      if (n !== undefined) fixes.set(contribution.tid, { contribution, copies: n });
+    }
+    await insert(AGG_TABLES.fixes, [...fixes.values()], FIX_COLUMNS);
   }
 
   /**
    * Writes the closed version of every queued row of these jobs that has a
-   * close. Both write paths store their own side first and call this after,
-   * so whichever of an outcome and its close lands second sees the other:
-   * no interleaving leaves a closed job counted as queued. Re-running it
-   * writes identical rows, which ReplacingMergeTree collapses.
+   * close, and the contributions that move its aggregate there. Both write
+   * paths store their own side first and call this after, so whichever of
+   * an outcome and its close lands second sees the other: no interleaving
+   * leaves a closed job counted as queued. Re-running it writes identical
+   * rows (collapsed by ReplacingMergeTree) and identical tids (settled).
    */
   async function resolveClosures(jobIds: string[]): Promise<void> {
     const unique = [...new Set(jobIds)];
     if (unique.length === 0) return;
-    const closes = await latestCloses(unique);
+    const closes = await closesOf(unique);
     if (closes.size === 0) return;
-    const queued = await queuedRows([...closes.keys()]);
-    const closed = queued.flatMap((row) => {
-      const close = closes.get(row.job_id);
-      return close ? [closedVersion(row, close)] : [];
-    });
-    await insert(TABLES.events, closed, EVENT_ROW_TYPES);
+    const closed: EventRow[] = [];
+    const moves: Contribution[] = [];
+    for (const row of await queuedRows([...closes.keys()])) {
+      const ofJob = closes.get(row.job_id);
+      if (!ofJob) continue;
+      closed.push(closedVersion(row, latestClose(ofJob)!));
+      moves.push(...closeContributions(row, ofJob));
+    }
+    await Promise.all([insert(TABLES.events, closed, EVENT_ROW_TYPES), insert(AGG_TABLES.input, moves, CONTRIBUTION_COLUMNS)]);
+    await settle(whereabouts(moves.map((move) => ({ account: move.row.account_id, at: move.row.at_ms }))), () => moves);
   }
+
+  const outcomeColumns = OUTCOME_EVENT_COLUMNS.map(([column]) => column);
 
   return {
     async recordOutcomes(events: OutcomeEvent[]) {
-      // No dedupe here: a repeated id inside one insert collapses at FINAL exactly like one repeated across inserts.
+      // No dedupe here: a repeated id collapses at FINAL in usage_events and is settled in the aggregates.
       const queued = events.filter((ev) => ev.result === 'queued' && (ev.jobId ?? '') !== '');
+      // One encoding feeds both the raw table and the aggregates' input (whose tid and sign take their defaults).
+      const encoded = encodeRowBinary(events, OUTCOME_EVENT_COLUMNS);
       // The queued side (its own table, then the look-up of closes) only has
       // to follow its own insert; usage_events takes the rows meanwhile. A
       // closed version and its queued row may land in either order: the
       // higher version wins at FINAL.
       await Promise.all([
-        insert(TABLES.events, events, OUTCOME_EVENT_COLUMNS),
+        send(TABLES.events, outcomeColumns, encoded),
+        send(AGG_TABLES.input, outcomeColumns, encoded),
         queued.length === 0 ? undefined : (async () => {
           await insert(TABLES.jobs, queued, OUTCOME_EVENT_COLUMNS);
           await resolveClosures(queued.map((ev) => ev.jobId!));
         })(),
       ]);
+      await settle(whereabouts(events.map((ev) => ({ account: ev.accountId ?? '', at: eventTimeMs(ev.at, 'outcome event') }))), (tids) => events
+        .filter((ev) => tids.has(outcomeTid(ev.id)))
+        .map((ev) => ({ row: eventRowOf(ev), tid: outcomeTid(ev.id), sign: 1 as const })));
     },
 
     async recordJobCloses(events: JobCloseEvent[]) {
@@ -149,11 +197,25 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
     },
 
     async usage(query: UsageQuery): Promise<UsageReport> {
-      const sql = usageSql(opts.database, query);
-      if (sql === null) return buildReport([], null);
-      const rows = (await select(sql)).map(parseUsageRow);
-      const p95 = rows.find((row) => row.kind === 't')?.p95 ?? null;
-      return buildReport(rows, p95);
+      ready ||= await aggregatesReady(sql, opts.database);
+      const plan = usagePlan(query.from.getTime(), query.to.getTime(), ready);
+      if (plan === null) return buildReport([], null);
+      const rows = (await select(usageSql(opts.database, query, plan))).map(parseUsageRow);
+      const stale = rows.filter((row) => (row.kind === 'e' || row.kind === 'v') && row.stale > 0);
+      if (stale.length > 0) {
+        const errors = stale.filter((row) => row.kind === 'e').map((row) => ({ code: row.k1, status: Number(row.k2) }));
+        const voices = stale.filter((row) => row.kind === 'v').map((row) => row.k1);
+        const exact = new Map((await select(staleCellsSql(opts.database, query, errors, voices)))
+          .map((row) => [`${String(row.s_kind)}\n${String(row.s_k1)}\n${String(row.s_k2)}`, row]));
+        for (const row of stale) {
+          const found = exact.get(`${row.kind}\n${row.k1}\n${row.k2}`);
+          if (!found) continue;
+          if (row.kind === 'e') row.lastAtMs = Number(found.s_last_at);
+          else Object.assign(row, { voiceName: (found.s_vname as string) || null, engine: (found.s_eng as string) || null });
+        }
+      }
+      const total = rows.find((row) => row.kind === 't');
+      return buildReport(rows, total ? p95FromLevels(total.genCount, total.genAtLevels) : null);
     },
 
     async ping() {
