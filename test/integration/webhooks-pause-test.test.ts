@@ -121,7 +121,7 @@ test('disable pauses an endpoint: a delivery due while it is disabled fails endp
   t.like(await resumed.json(), { status: 'ENABLED' });
   const third = await job('Bản ghi thứ ba được gửi sau khi điểm nhận hoạt động trở lại.');
   const request = await until('the delivery after enable', async () => receiver.received.find((r) => r.path === '/pause' && r.rawBody.includes(third)), 60_000);
-  t.is(JSON.parse(request.rawBody.toString('utf8')).data.job_id, third);
+  t.is(JSON.parse(request!.rawBody.toString('utf8')).data.job_id, third);
   await until('the third delivery recorded', async () => (await stored(endpoint.id))[0]?.status === 'DELIVERED');
   t.deepEqual((await deliveries(acct.apiKey, endpoint.id)).map((d) => d.status), ['DELIVERED', 'DEAD'], 'the dead delivery is not resent');
 });
