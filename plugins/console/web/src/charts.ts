@@ -17,6 +17,13 @@ export interface Series {
 }
 
 const DAY_SECONDS = 86_400;
+/** Tick steps of the value axis: whole numbers only (requests, tokens, milliseconds). */
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 2.5e4, 5e4, 1e5, 2e5, 2.5e5, 5e5, 1e6, 2e6, 2.5e6, 5e6, 1e7, 2e7, 5e7, 1e8];
+
+/** A day on the time axis, in the page's language, as the UTC day it is. */
+function dayLabel(ts: number): string {
+  return new Intl.DateTimeFormat(document.documentElement.lang === 'vi' ? 'vi-VN' : 'en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' }).format(new Date(ts * 1000));
+}
 
 /** Every UTC day from `first` to `last` (YYYY-MM-DD), so days without traffic show as zero. */
 export function daysBetween(first: string, last: string): string[] {
@@ -37,8 +44,15 @@ export function dayChart(caption: string, summary: string, days: string[], serie
     height: 220,
     // Usage days are UTC days: label them as such, whatever the browser's zone.
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-    scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-    axes: [{ stroke: '#3b4252', grid: { stroke: '#e5e9f0' } }, { stroke: '#3b4252', grid: { stroke: '#e5e9f0' }, values: (_u, ticks) => ticks.map((v) => fmtNumber(v)), size: 60 }],
+    scales: {
+      // Half a day either side, so the first and last bars are whole.
+      x: { time: true, range: (_u, min, max) => [min - DAY_SECONDS / 2, max + DAY_SECONDS / 2] },
+      y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil((max ?? 0) * 1.1))] },
+    },
+    axes: [
+      { stroke: '#3b4252', grid: { stroke: '#e5e9f0' }, incrs: [DAY_SECONDS, 2 * DAY_SECONDS, 7 * DAY_SECONDS, 14 * DAY_SECONDS, 28 * DAY_SECONDS], values: (_u, ticks) => ticks.map(dayLabel) },
+      { stroke: '#3b4252', grid: { stroke: '#e5e9f0' }, incrs: WHOLE_STEPS, values: (_u, ticks) => ticks.map((v) => fmtNumber(v)), size: 60 },
+    ],
     series: [
       { label: '' },
       ...series.map((s) => ({

@@ -56,9 +56,12 @@ export function announce(message: string): void {
   setTimeout(() => (region.textContent = message), 30);
 }
 
-/** A message box inside a page: `error` is assertive, `info` polite. */
+/**
+ * A message box inside a page. Errors are alerts (read at once); other
+ * notices are announced by the caller through `announce`, so nothing is read twice.
+ */
 export function notice(kind: 'error' | 'info' | 'success', ...children: Array<Child | Child[]>): HTMLElement {
-  return h('div', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, ...children);
+  return h('div', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : null }, ...children);
 }
 
 /** Copies text and says so on the button. */

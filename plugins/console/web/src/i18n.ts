@@ -63,7 +63,8 @@ export function fmtNumber(n: number | null | undefined, digits = 0): string {
 /** An instant in the user's local time, with the zone named. */
 export function fmtDateTime(iso: string | null | undefined): string {
   if (!iso) return '—';
-  return new Intl.DateTimeFormat(locale(), { dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' }).format(new Date(iso));
+  // dateStyle cannot be combined with timeZoneName: the fields are named one by one.
+  return new Intl.DateTimeFormat(locale(), { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(new Date(iso));
 }
 
 /** A calendar day as `GET /usage` names it (YYYY-MM-DD, UTC), unchanged by time zones. */

@@ -42,6 +42,7 @@ const available = new Map<string, boolean>();
 let probed = false;
 let cleanup: Cleanup | void;
 let rendering = 0;
+let firstPage = true;
 
 const app = document.getElementById('app')!;
 
@@ -107,8 +108,10 @@ async function render(): Promise<void> {
   if (ticket !== rendering) return;
   const heading = main.querySelector('h1');
   document.title = `${heading?.textContent ?? 'VieNeu'} · VieNeu ${t('app.console')}`;
-  // Keyboard and screen-reader users land on the new page's heading.
-  if (document.activeElement === document.body || document.activeElement?.closest('nav, .top')) (heading ?? main).focus();
+  // After a move inside the console, keyboard and screen-reader users land on the new page's heading;
+  // a page just loaded starts at the top (the skip link first), as any page does.
+  if (!firstPage && (document.activeElement === document.body || document.activeElement?.closest('nav, .top, form'))) (heading ?? main).focus();
+  firstPage = false;
 }
 
 async function probeOptional(): Promise<void> {

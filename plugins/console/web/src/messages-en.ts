@@ -147,7 +147,7 @@ export const en = {
   'usage.colStatus': 'Status',
   'usage.colCount': 'Count',
   'usage.colLast': 'Last seen',
-  'usage.csvLabel': 'Download “{table}” as CSV',
+  'usage.csvLabel': 'Download CSV of “{table}”',
 
   'playground.title': 'Playground',
   'playground.intro': 'Pick a voice, write Vietnamese text, and listen. Requests are billed like any other.',
@@ -228,7 +228,7 @@ export const en = {
   'webhooks.meta': 'Events: {events} · secret {secret} · added {created}.',
   'webhooks.onlyKey': 'Only jobs of key {key}.',
   'webhooks.test': 'Send test event',
-  'webhooks.testLabel': 'Send a test event to {url}',
+  'webhooks.testLabel': 'Send test event to {url}',
   'webhooks.testSent': 'A signed webhook.test event is on its way; its delivery shows below.',
   'webhooks.pause': 'Pause',
   'webhooks.resume': 'Resume',

@@ -149,7 +149,7 @@ export const vi: Messages = {
   'usage.colStatus': 'Trạng thái',
   'usage.colCount': 'Số lần',
   'usage.colLast': 'Lần cuối',
-  'usage.csvLabel': 'Tải bảng “{table}” dạng CSV',
+  'usage.csvLabel': 'Tải CSV của bảng “{table}”',
 
   'playground.title': 'Thử giọng',
   'playground.intro': 'Chọn giọng, viết văn bản tiếng Việt và nghe. Yêu cầu được tính tiền như mọi yêu cầu khác.',

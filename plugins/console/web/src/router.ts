@@ -32,6 +32,8 @@ export function startRouter(render: () => void): void {
     const link = (event.target as Element | null)?.closest('a');
     if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     if (link.target || link.hasAttribute('download') || link.origin !== location.origin || !link.pathname.startsWith(`${BASE}/`)) return;
+    // A link within the page (the skip link) keeps the browser's own behaviour: it moves focus.
+    if (link.hash && link.pathname === location.pathname && link.search === location.search) return;
     event.preventDefault();
     navigate(link.pathname + link.search);
   });

@@ -36,8 +36,8 @@ export function voicePicker(voices: Voice[], initial: string | null, onChange: (
   function show(): void {
     const result = searchVoices(voices, search.value, LIMIT);
     const matches = result.matches.map((m) => ({ voice: m.voice, missing: m.missingWords }));
-    // The chosen voice stays choosable while the search hides it.
-    if (selected && !matches.some((m) => m.voice.id === selected!.id)) matches.unshift({ voice: selected, missing: [] });
+    // The chosen voice stays in the list (last) while the search leaves it out, so the choice is never hidden.
+    if (selected && !matches.some((m) => m.voice.id === selected!.id)) matches.push({ voice: selected, missing: [] });
     status.textContent = search.value.trim() === '' ? t('playground.voiceCount', { count: voices.length })
       : result.complete ? t('playground.found', { count: result.total })
       : t('playground.closest', { count: result.matches.length });
@@ -57,7 +57,6 @@ export function voicePicker(voices: Voice[], initial: string | null, onChange: (
 
   search.addEventListener('input', show);
   show();
-  if (selected) onChange(selected);
   const element = h('fieldset', { class: 'voices' }, legend, field(t('playground.search'), search, t('playground.searchHint')), status, list);
   return { element, selected: () => selected };
 }

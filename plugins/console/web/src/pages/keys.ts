@@ -75,8 +75,8 @@ export async function render(root: HTMLElement): Promise<void> {
     button.addEventListener('click', () => void busy(button, async () => {
       try {
         await consoleApi('/trial', { method: 'POST' });
-        show('success', t('keys.trialStarted'));
         await refresh();
+        show('success', t('keys.trialStarted'));
       } catch (err) {
         show('error', keyRefusal(err, view));
       }
@@ -157,8 +157,8 @@ export async function render(root: HTMLElement): Promise<void> {
       void busy(revoke, async () => {
         try {
           await consoleApi(`/keys/${encodeURIComponent(key.id)}`, { method: 'DELETE' });
-          show('success', t('keys.revoked', { prefix: key.prefix }));
           await refresh();
+          show('success', t('keys.revoked', { prefix: key.prefix }));
         } catch (err) {
           show('error', keyRefusal(err));
         }

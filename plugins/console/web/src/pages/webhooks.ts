@@ -132,8 +132,8 @@ export async function render(root: HTMLElement): Promise<void> {
         }, t('webhooks.testLabel', { url: e.url })),
         action(paused ? t('webhooks.resume') : t('webhooks.pause'), 'secondary', async () => {
           await apiJson(`/webhooks/${e.id}/${paused ? 'enable' : 'disable'}`, { method: 'POST' });
-          say('success', paused ? t('webhooks.resumed') : t('webhooks.pausedNow'));
           await refresh();
+          say('success', paused ? t('webhooks.resumed') : t('webhooks.pausedNow'));
         }, `${paused ? t('webhooks.resume') : t('webhooks.pause')} ${e.url}`),
         action(t('webhooks.rotate'), 'secondary', async () => {
           if (!window.confirm(t('webhooks.rotateConfirm'))) return;
@@ -145,8 +145,8 @@ export async function render(root: HTMLElement): Promise<void> {
         action(t('webhooks.delete'), 'danger', async () => {
           if (!window.confirm(t('webhooks.deleteConfirm', { url: e.url }))) return;
           await apiJson(`/webhooks/${e.id}`, { method: 'DELETE' });
-          say('success', t('webhooks.deleted'));
           await refresh();
+          say('success', t('webhooks.deleted'));
         }, `${t('webhooks.delete')} ${e.url}`)),
       deliveries);
   }
