@@ -91,7 +91,8 @@ export function createKeyAuthenticator(documents: Documents, ttlMs = 2000, verif
     if (now - (lastWritten.get(keyId) ?? -Infinity) < LAST_USE_INTERVAL_MS) return;
     if (lastWritten.size >= CACHE_MAX) lastWritten.clear();
     lastWritten.set(keyId, now);
-    documents.keys.touch(keyId, new Date(now).toISOString()).catch(() => lastWritten.delete(keyId));
+    // After this request's own work: the embedded store writes synchronously.
+    setImmediate(() => void documents.keys.touch(keyId, new Date(now).toISOString()).catch(() => lastWritten.delete(keyId)));
   };
   return {
     async authenticate(plaintext) {

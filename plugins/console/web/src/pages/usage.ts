@@ -33,6 +33,15 @@ interface Column<R> {
   label: MessageKey;
   format?: (row: R) => string;
   numeric?: boolean;
+  /** draw each row's share of the largest as a bar beside the number */
+  bar?: boolean;
+}
+
+/** A bar of `value / max` (its width set through the CSSOM, which the page's CSP allows). */
+function bar(value: number, max: number): HTMLElement {
+  const el = h('span', { class: 'bar', 'aria-hidden': 'true' });
+  el.style.width = `${max > 0 ? Math.max(2, Math.round((value / max) * 100)) : 0}%`;
+  return h('span', { class: 'bar-track', 'aria-hidden': 'true' }, el);
 }
 
 function table<R extends object>(id: string, title: MessageKey, rows: R[], columns: Array<Column<R>>, csvName: string): HTMLElement {
@@ -44,11 +53,13 @@ function table<R extends object>(id: string, title: MessageKey, rows: R[], colum
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.numeric ? 'num' : null }, t(c.label))))),
       h('tbody', {}, rows.map((row) => h('tr', {}, columns.map((c, i) => {
         const value = c.format ? c.format(row) : c.numeric ? fmtNumber(row[c.key] as number) : String(row[c.key] ?? '—');
-        return i === 0 ? h('th', { scope: 'row' }, value) : h('td', { class: c.numeric ? 'num' : null, 'data-field': c.key }, value);
+        if (i === 0) return h('th', { scope: 'row' }, value);
+        const max = c.bar ? Math.max(...rows.map((r) => Number(r[c.key]) || 0)) : 0;
+        return h('td', { class: c.numeric ? 'num' : null, 'data-field': c.key }, c.bar ? [bar(Number(row[c.key]) || 0, max), ' '] : null, value);
       })))))));
 }
 
-const num = <R>(key: keyof R & string, label: MessageKey, digits = 0): Column<R> => ({ key, label, numeric: true, format: (r) => fmtNumber(r[key] as number | null, digits) });
+const num = <R>(key: keyof R & string, label: MessageKey, digits = 0, withBar = false): Column<R> => ({ key, label, numeric: true, bar: withBar, format: (r) => fmtNumber(r[key] as number | null, digits) });
 
 export async function render(root: HTMLElement, route: Route): Promise<Cleanup> {
   const today = utcDay(Date.now());
@@ -124,15 +135,15 @@ export async function render(root: HTMLElement, route: Route): Promise<Cleanup> 
       num('error', 'usage.errors'), num('tokenCost', 'usage.tokens'), num('characters', 'usage.characters'), num('audioSeconds', 'usage.audioSeconds', 1), num('avgGenMs', 'usage.avgGen'),
     ], `usage-by-day-${from}-${to}.csv`),
     table('by-route', 'usage.byRoute', usage.byRoute, [
-      { key: 'route', label: 'usage.colRoute' }, num('requests', 'usage.requests'), num('ok', 'usage.ok'), num('denied', 'usage.denied'),
+      { key: 'route', label: 'usage.colRoute' }, num('requests', 'usage.requests', 0, true), num('ok', 'usage.ok'), num('denied', 'usage.denied'),
       num('error', 'usage.errors'), num('tokenCost', 'usage.tokens'), num('avgGenMs', 'usage.avgGen'),
     ], `usage-by-route-${from}-${to}.csv`),
     table('by-voice', 'usage.byVoice', usage.byVoice, [
       { key: 'voice', label: 'usage.colVoice', format: (r) => (r.voiceName ? `${r.voiceName} (${r.voice})` : r.voice) }, { key: 'engine', label: 'usage.colEngine' },
-      num('requests', 'usage.requests'), num('tokenCost', 'usage.tokens'), num('audioSeconds', 'usage.audioSeconds', 1), num('avgGenMs', 'usage.avgGen'), num('errors', 'usage.errors'),
+      num('requests', 'usage.requests', 0, true), num('tokenCost', 'usage.tokens'), num('audioSeconds', 'usage.audioSeconds', 1), num('avgGenMs', 'usage.avgGen'), num('errors', 'usage.errors'),
     ], `usage-by-voice-${from}-${to}.csv`),
     table('by-error', 'usage.byError', usage.byErrorCode, [
-      { key: 'errorCode', label: 'usage.colCode' }, num('statusCode', 'usage.colStatus'), num('count', 'usage.colCount'),
+      { key: 'errorCode', label: 'usage.colCode' }, num('statusCode', 'usage.colStatus'), num('count', 'usage.colCount', 0, true),
       { key: 'lastAt', label: 'usage.colLast', format: (r) => fmtDateTime(r.lastAt) },
     ], `usage-errors-${from}-${to}.csv`),
   );
