@@ -14,7 +14,7 @@ export const envSchema = Joi.object({
     .pattern(/^(api|pipelines|inference)(,(api|pipelines|inference))*$/)
     .default('api,pipelines,inference')
     .messages({ 'string.pattern.base': '"ROLES" must be a comma-separated list of api, pipelines, inference' }),
-  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,dialogue,srt,dub,usage,webhooks,audiobooks,oauth,mcp,admin')
+  PLUGINS: Joi.string().pattern(/^[a-z0-9-]+(,[a-z0-9-]+)*$/).default('catalog,account,closed,speech,jobs,dialogue,srt,dub,usage,webhooks,audiobooks,oauth,mcp,console,admin')
     .messages({ 'string.pattern.base': '"PLUGINS" must be a comma-separated list of plugin folder names (lowercase letters, digits, dashes)' }),
   MODULES: Joi.string()
     .pattern(/^(inference|pipelines\/[a-z0-9-]+)(,(inference|pipelines\/[a-z0-9-]+))*$/)

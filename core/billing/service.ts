@@ -193,7 +193,8 @@ export function createBillingService(deps: BillingDeps): BillingService {
   };
 }
 
-function planView(g: Grant, w: CapWindows): NonNullable<BalanceView['plan']> {
+/** One grant as `GET /balance` shows its plan: totals, remainder and each cap's window (the console lists every grant this way). */
+export function planView(g: Grant, w: CapWindows): NonNullable<BalanceView['plan']> {
   const dc = dailyCap(g);
   const wc = weeklyCap(g);
   return {

@@ -71,6 +71,8 @@ export interface KeyAuthenticator {
 }
 
 const CACHE_MAX = 50_000;
+/** A key's last use is written at most this often per key and process: listings show it to within a minute. */
+export const LAST_USE_INTERVAL_MS = 60_000;
 
 /**
  * Verifies keys against the documents port with a short cache of valid keys:
@@ -78,10 +80,20 @@ const CACHE_MAX = 50_000;
  * request. Revocation through this process takes effect at once; through
  * another process within `ttlMs`. Unknown keys are never cached. A bearer
  * token that is not shaped like a key goes to the registered credential
- * verifiers (plugins register them with `authenticator(...)`).
+ * verifiers (plugins register them with `authenticator(...)`). Each key's
+ * last use is recorded in the background, at most once a minute per key.
  */
 export function createKeyAuthenticator(documents: Documents, ttlMs = 2000, verifiers: () => CredentialVerifier[] = () => []): KeyAuthenticator {
   const cache = new Map<string, { auth: AuthContext; expires: number }>();
+  const lastWritten = new Map<string, number>();
+  // Off the request's path: a failed write only means the next use tries again.
+  const recordUse = (keyId: string, now: number) => {
+    if (now - (lastWritten.get(keyId) ?? -Infinity) < LAST_USE_INTERVAL_MS) return;
+    if (lastWritten.size >= CACHE_MAX) lastWritten.clear();
+    lastWritten.set(keyId, now);
+    // After this request's own work: the embedded store writes synchronously.
+    setImmediate(() => void documents.keys.touch(keyId, new Date(now).toISOString()).catch(() => lastWritten.delete(keyId)));
+  };
   return {
     async authenticate(plaintext) {
       if (!isWellFormedKey(plaintext)) {
@@ -92,7 +104,10 @@ export function createKeyAuthenticator(documents: Documents, ttlMs = 2000, verif
       }
       const now = Date.now();
       const hit = cache.get(plaintext);
-      if (hit && hit.expires > now) return hit.auth;
+      if (hit && hit.expires > now) {
+        recordUse(hit.auth.keyId, now);
+        return hit.auth;
+      }
       const record = await documents.keys.findByHash(hashKey(plaintext));
       if (!record) throw unauthorized('Unknown API key.');
       if (record.revokedAt) {
@@ -104,6 +119,7 @@ export function createKeyAuthenticator(documents: Documents, ttlMs = 2000, verif
         if (cache.size >= CACHE_MAX) cache.clear();
         cache.set(plaintext, { auth, expires: now + ttlMs });
       }
+      recordUse(record.id, now);
       return auth;
     },
     forget(keyId) {

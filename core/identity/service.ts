@@ -43,6 +43,8 @@ export interface IdentityService {
   startSession(userId: string, method: string): Promise<SignedIn>;
   /** the live session a cookie value stands for, with its user */
   session(token: string | null | undefined): Promise<{ session: SessionRecord; user: PublicUser } | null>;
+  /** the same by the session's id (what a credential derived from a session names: never the cookie value) */
+  sessionById(sessionId: string): Promise<{ session: SessionRecord; user: PublicUser } | null>;
   signOut(token: string | null | undefined): Promise<void>;
   findUserByEmail(email: string): Promise<PublicUser | null>;
   getUser(id: string): Promise<PublicUser | null>;
@@ -92,6 +94,14 @@ export function createIdentityService(deps: {
     };
     await store.sessions.create(session);
     return { user: publicUser(user), session, token };
+  }
+
+  async function liveSession(id: string): Promise<{ session: SessionRecord; user: PublicUser } | null> {
+    const session = await store.sessions.getLive(id, clock().toISOString());
+    if (!session) return null;
+    const user = await store.users.get(session.userId);
+    if (!user || user.disabledAt) return null;
+    return { session, user: publicUser(user) };
   }
 
   return {
@@ -146,12 +156,9 @@ export function createIdentityService(deps: {
 
     async session(token) {
       if (!token || token.length > 100) return null;
-      const session = await store.sessions.getLive(sessionIdOf(token), clock().toISOString());
-      if (!session) return null;
-      const user = await store.users.get(session.userId);
-      if (!user || user.disabledAt) return null;
-      return { session, user: publicUser(user) };
+      return liveSession(sessionIdOf(token));
     },
+    sessionById: (sessionId) => liveSession(sessionId),
 
     async signOut(token) {
       if (token) await store.sessions.revoke(sessionIdOf(token), clock().toISOString());

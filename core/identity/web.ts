@@ -39,7 +39,12 @@ const binding = (nonce: string, session: SessionRecord | null) => `${nonce}:${se
 /** Who is visiting, and the CSRF token of this browser and session. */
 export async function visitor(ctx: Koa.Context, identity: IdentityService): Promise<Visitor> {
   const signedIn = await identity.session(ctx.cookies.get(SESSION_COOKIE));
-  return { signedIn, csrf: identity.csrfToken(binding(csrfNonce(ctx), signedIn?.session ?? null)) };
+  return { signedIn, csrf: csrfTokenFor(ctx, identity, signedIn?.session ?? null) };
+}
+
+/** The CSRF token of this browser for `session` (a JSON sign-in answers the new session's). */
+export function csrfTokenFor(ctx: Koa.Context, identity: IdentityService, session: SessionRecord | null): string {
+  return identity.csrfToken(binding(csrfNonce(ctx), session));
 }
 
 /**

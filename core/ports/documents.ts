@@ -32,6 +32,8 @@ export interface ApiKeyRecord {
   name: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** the last request made with it, to within a minute (the authenticator writes it at most once a minute per process) */
+  lastUsedAt?: string | null;
 }
 
 export type GrantStatus = 'active' | 'replaced' | 'revoked';
@@ -131,6 +133,8 @@ export interface KeysStore {
   listByAccount(accountId: string): Promise<ApiKeyRecord[]>;
   countActive(accountId: string): Promise<number>;
   revoke(id: string, at: string): Promise<boolean>;
+  /** records a use of the key at `at`; never moves `lastUsedAt` backwards */
+  touch(id: string, at: string): Promise<void>;
 }
 
 export interface GrantsStore {

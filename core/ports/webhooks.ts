@@ -12,7 +12,32 @@ import type { JobEvent } from './job-events.ts';
 export const WEBHOOK_EVENT_TYPES = ['tts.job.completed', 'tts.job.failed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** SPEC shows only `ENABLED`; `DISABLED` is an operator's switch that makes deliveries fail `endpoint_unavailable`. */
+/**
+ * Not a job event: a signed event sent on request to check an endpoint
+ * (`POST /webhooks/{id}/test`, the console's Test button). Attempted once;
+ * never on an endpoint's `events` list.
+ */
+export const WEBHOOK_TEST_EVENT = 'webhook.test' as const;
+
+export interface WebhookTestEvent {
+  type: typeof WEBHOOK_TEST_EVENT;
+  /** `evt_t_...`, new for every test */
+  eventId: string;
+  accountId: string;
+  endpointId: string;
+  at: string;
+}
+
+/** What a delivery carries: a job event, or a test event. */
+export type DeliveryEvent = JobEvent | WebhookTestEvent;
+export type DeliveryEventType = DeliveryEvent['type'];
+
+/**
+ * SPEC shows only `ENABLED`; `DISABLED` pauses an endpoint (`POST
+ * /webhooks/{id}/disable`): no new deliveries are recorded for it, and an
+ * attempt due while it is disabled fails `endpoint_unavailable`, as SPEC
+ * says of an endpoint disabled mid-flight.
+ */
 export type WebhookEndpointStatus = 'ENABLED' | 'DISABLED';
 
 export interface WebhookSecret {
@@ -65,9 +90,9 @@ export interface WebhookDelivery {
   accountId: string;
   /** the event's `evt_...` id; one delivery per (eventId, endpointId) */
   eventId: string;
-  eventType: WebhookEventType;
-  /** the job event the body is built from at each attempt */
-  payload: JobEvent;
+  eventType: DeliveryEventType;
+  /** the event the body is built from at each attempt */
+  payload: DeliveryEvent;
   status: DeliveryStatus;
   /** attempts made so far */
   attempts: number;

@@ -102,6 +102,9 @@ export function attemptRecord(delivery: WebhookDelivery, leaseToken: string, out
   if (outcome.error === null) {
     return { ...base, status: 'DELIVERED', nextAttemptAt: null, deliveredAt: outcome.startedAt.toISOString() };
   }
+  const payload = delivery.payload;
+  // A test event is attempted once, and its failure is shown on the endpoint's deliveries, not notified.
+  if (payload.type === 'webhook.test') return { ...base, status: 'DEAD', nextAttemptAt: null, deliveredAt: null };
   const delay = outcome.terminal ? null : retryDelayMs(outcome.attempt, retryScale);
   if (delay !== null) {
     return { ...base, status: 'PENDING', nextAttemptAt: new Date(outcome.startedAt.getTime() + delay).toISOString(), deliveredAt: null };
@@ -116,8 +119,8 @@ export function attemptRecord(delivery: WebhookDelivery, leaseToken: string, out
       id: `ntf_${delivery.id}`,
       accountId: delivery.accountId,
       kind: 'webhook.delivery.dead',
-      message: `Webhook event ${delivery.eventId} (${delivery.eventType}) was not delivered: ${why} (last error ${outcome.error}). The job stays retrievable with GET /tts/${delivery.payload.jobId}.`,
-      subject: { endpointId: delivery.endpointId, deliveryId: delivery.id, eventId: delivery.eventId, jobId: delivery.payload.jobId },
+      message: `Webhook event ${delivery.eventId} (${delivery.eventType}) was not delivered: ${why} (last error ${outcome.error}). The job stays retrievable with GET /tts/${payload.jobId}.`,
+      subject: { endpointId: delivery.endpointId, deliveryId: delivery.id, eventId: delivery.eventId, jobId: payload.jobId },
       createdAt: outcome.startedAt.toISOString(),
     },
   };

@@ -1,4 +1,4 @@
-import type { JobEvent } from '../../core/ports/job-events.ts';
+import type { DeliveryEvent, WebhookTestEvent } from '../../core/ports/webhooks.ts';
 
 /** SPEC "Webhook events": the body a receiver gets, snake_case, one `attempt` per HTTP try. */
 export const WEBHOOK_API_VERSION = '2026-09-01';
@@ -13,7 +13,7 @@ export interface AudioLink {
 
 export interface WebhookBody {
   id: string;
-  type: JobEvent['type'];
+  type: DeliveryEvent['type'];
   api_version: string;
   created: number;
   attempt: number;
@@ -21,7 +21,8 @@ export interface WebhookBody {
 }
 
 /** `audio` is minted for this attempt by the caller; it is required for a completed event. */
-export function buildWebhookBody(event: JobEvent, attempt: number, audio: AudioLink | null): WebhookBody {
+export function buildWebhookBody(event: DeliveryEvent, attempt: number, audio: AudioLink | null): WebhookBody {
+  if (event.type === 'webhook.test') return testBody(event, attempt);
   const common = {
     job_id: event.jobId,
     voice_id: event.voiceId,
@@ -55,5 +56,20 @@ export function buildWebhookBody(event: JobEvent, attempt: number, audio: AudioL
     created: Math.floor(Date.parse(event.at) / 1000),
     attempt,
     data,
+  };
+}
+
+/** The body of a test event: the same envelope and signature as job events, no job. */
+function testBody(event: WebhookTestEvent, attempt: number): WebhookBody {
+  return {
+    id: event.eventId,
+    type: event.type,
+    api_version: WEBHOOK_API_VERSION,
+    created: Math.floor(Date.parse(event.at) / 1000),
+    attempt,
+    data: {
+      endpoint_id: event.endpointId,
+      message: 'A test event: your endpoint received and can verify a signed delivery. No job is involved.',
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../core/logger.ts';
 import type { Metrics } from '../../core/metrics.ts';
-import type { ClaimedDelivery, WebhooksStore } from '../../core/ports/webhooks.ts';
+import { WEBHOOK_TEST_EVENT, type ClaimedDelivery, type WebhooksStore } from '../../core/ports/webhooks.ts';
 import { attemptRecord, type AttemptOutcome } from './attempt.ts';
 import type { Clock } from './schedule.ts';
 
@@ -64,7 +64,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       const record = attemptRecord(delivery, leaseToken, outcome, options.retryScale);
       const written = await store.recordAttempt(record);
       deps.metrics?.webhookDeliveries.inc({ result: outcome.error ?? 'delivered' });
-      if (written && record.status === 'DEAD') deps.metrics?.webhookDeliveriesDead.inc();
+      // A failed test event loses no job event: it is not counted with the deliveries that died.
+      if (written && record.status === 'DEAD' && delivery.eventType !== WEBHOOK_TEST_EVENT) deps.metrics?.webhookDeliveriesDead.inc();
       if (!written) logger.warn('webhook attempt finished after its lease was taken over; result dropped', { deliveryId: delivery.id });
     } catch (err) {
       // Nothing recorded: the lease runs out and the same attempt is made again.

@@ -13,7 +13,7 @@ export default definePlugin({
   id: 'webhooks',
   version: '2.0.0',
   coreApi: 2,
-  description: 'Webhook endpoints: register, list, delete, rotate the secret, read deliveries',
+  description: 'Webhook endpoints: register, list, delete, pause, test, rotate the secret, read deliveries',
   deps: { store: coreServices.webhooks, documents: coreServices.documents, config: coreServices.config },
   register({ deps, route }) {
     const service = createWebhookService({

@@ -53,4 +53,27 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
       ctx.body = await service.rotateSecret(ctx.state.auth!.accountId, ctx.params.endpointId);
     },
   });
+
+  // Additions to SPEC's table (README "Webhooks"): pause and resume, and a test event.
+  route({
+    method: 'POST', path: '/webhooks/:endpointId/disable', name: 'webhooks_disable', summary: 'Pause an endpoint (status DISABLED)',
+    handler: async (ctx) => {
+      ctx.body = await service.setStatus(ctx.state.auth!.accountId, ctx.params.endpointId, 'DISABLED');
+    },
+  });
+
+  route({
+    method: 'POST', path: '/webhooks/:endpointId/enable', name: 'webhooks_enable', summary: 'Resume a paused endpoint (status ENABLED)',
+    handler: async (ctx) => {
+      ctx.body = await service.setStatus(ctx.state.auth!.accountId, ctx.params.endpointId, 'ENABLED');
+    },
+  });
+
+  route({
+    method: 'POST', path: '/webhooks/:endpointId/test', name: 'webhooks_test', summary: 'Send a signed webhook.test event to the endpoint',
+    handler: async (ctx) => {
+      ctx.status = 202;
+      ctx.body = await service.sendTest(ctx.state.auth!.accountId, ctx.params.endpointId);
+    },
+  });
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../core/errors.ts';
 import type { KeysStore } from '../../core/ports/documents.ts';
-import type { WebhookDelivery, WebhookEndpoint, WebhooksStore } from '../../core/ports/webhooks.ts';
+import { WEBHOOK_TEST_EVENT, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointStatus, type WebhooksStore } from '../../core/ports/webhooks.ts';
 import { checkDestination, DestinationError, type DestinationPolicy } from '../../core/net/destination.ts';
 import type { CreateWebhookBody } from './schemas.ts';
 
@@ -59,6 +59,8 @@ export function deliveryView(d: WebhookDelivery): DeliveryView {
 
 export const newSigningSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
 const newEndpointId = () => `we_${randomBytes(12).toString('hex')}`;
+const newTestEventId = () => `evt_t_${randomBytes(12).toString('hex')}`;
+const newDeliveryId = () => `wd_${randomBytes(16).toString('hex')}`;
 const SECRET_PREFIX_LENGTH = 10;
 
 const REFUSAL_CODES = {
@@ -144,6 +146,37 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const endpoint = await deps.store.rotateSecret(endpointId, { secret, createdAt: at.toISOString(), expiresAt: null }, previousSecretExpiresAt, at.toISOString());
       if (!endpoint) throw new DomainError('not_found', 'Webhook endpoint not found.', { code: 'WEBHOOK_NOT_FOUND' });
       return { ...endpointView(endpoint), secret, previousSecretExpiresAt };
+    },
+
+    /**
+     * Pauses (`DISABLED`) or resumes (`ENABLED`) an endpoint. While paused no
+     * delivery is recorded for it, and one already recorded fails
+     * `endpoint_unavailable` when it is attempted (and is not resent after a resume).
+     */
+    async setStatus(accountId: string, endpointId: string, status: WebhookEndpointStatus): Promise<EndpointView> {
+      const endpoint = await owned(accountId, endpointId);
+      if (endpoint.status !== status && !(await deps.store.setEndpointStatus(endpointId, status))) {
+        throw new DomainError('not_found', 'Webhook endpoint not found.', { code: 'WEBHOOK_NOT_FOUND' });
+      }
+      return endpointView({ ...endpoint, status });
+    },
+
+    /** Queues a signed `webhook.test` event for the endpoint, attempted once by the dispatcher; answers its delivery record. */
+    async sendTest(accountId: string, endpointId: string): Promise<DeliveryView> {
+      const endpoint = await owned(accountId, endpointId);
+      if (endpoint.status !== 'ENABLED') {
+        throw new DomainError('conflict', 'This endpoint is disabled: enable it before sending a test event.', { code: 'WEBHOOK_DISABLED' });
+      }
+      const at = now().toISOString();
+      const eventId = newTestEventId();
+      const delivery = {
+        id: newDeliveryId(), endpointId, accountId, eventId, eventType: WEBHOOK_TEST_EVENT,
+        payload: { type: WEBHOOK_TEST_EVENT, eventId, accountId, endpointId, at }, createdAt: at, nextAttemptAt: at,
+      };
+      await deps.store.enqueueDeliveries([delivery]);
+      const stored = await deps.store.getDelivery(delivery.id);
+      if (!stored) throw new Error(`test delivery ${delivery.id} was not recorded`);
+      return deliveryView(stored);
     },
   };
 }

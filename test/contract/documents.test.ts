@@ -69,7 +69,7 @@ function documentsContract(adapter: string, open: Open): void {
   it('keys are found by hash; only non-revoked keys count as active', async (docs, t) => {
     const key = (n: number) => ({
       id: `key_${n}`, accountId: 'acct_k', grantId: 'grant_k', kind: 'live' as const, hash: `hash_${n}`,
-      prefix: 'vn_sk_ab12', name: null, createdAt: `2026-11-0${n}T00:00:00.000Z`, revokedAt: null,
+      prefix: 'vn_sk_ab12', name: null, createdAt: `2026-11-0${n}T00:00:00.000Z`, revokedAt: null, lastUsedAt: null,
     });
     for (const n of [1, 2, 3]) await docs.keys.create(key(n));
     t.deepEqual(await docs.keys.findByHash('hash_2'), key(2));
@@ -82,6 +82,18 @@ function documentsContract(adapter: string, open: Open): void {
     t.deepEqual((await docs.keys.listByAccount('acct_k')).map((k) => k.id), ['key_1', 'key_2', 'key_3']);
     // better-sqlite3 rejects with an object that is not an Error instance
     await t.throwsAsync(docs.keys.create({ ...key(4), hash: 'hash_2' }), { any: true });
+  });
+
+  it('a key\'s last use is recorded and never moves backwards (listings show "last used")', async (docs, t) => {
+    await docs.keys.create({ id: 'key_u', accountId: 'acct_u', grantId: 'grant_u', kind: 'live', hash: 'hash_u', prefix: 'vn_sk_uu', name: null, createdAt: NOW, revokedAt: null });
+    t.is((await docs.keys.get('key_u'))?.lastUsedAt, null, 'never used');
+    await docs.keys.touch('key_u', '2026-11-21T10:05:00.000Z');
+    t.is((await docs.keys.get('key_u'))?.lastUsedAt, '2026-11-21T10:05:00.000Z');
+    await docs.keys.touch('key_u', '2026-11-21T10:01:00.000Z');
+    t.is((await docs.keys.findByHash('hash_u'))?.lastUsedAt, '2026-11-21T10:05:00.000Z', 'a late write of an older use changes nothing');
+    await docs.keys.touch('key_u', '2026-11-21T10:09:00.000Z');
+    t.is((await docs.keys.listByAccount('acct_u'))[0]?.lastUsedAt, '2026-11-21T10:09:00.000Z');
+    await t.notThrowsAsync(docs.keys.touch('key_missing', NOW));
   });
 
   it('active grants of an account are listed oldest first', async (docs, t) => {
@@ -314,6 +326,22 @@ documentsContract('sqlite (file)', async () => {
       await rm(dir, { recursive: true, force: true });
     },
   };
+});
+
+test('sqlite (file): a file made before keys recorded their last use gets the column on open', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'docs-contract-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const old = openEmbeddedDb(dir);
+  old.exec(`CREATE TABLE api_keys (id TEXT PRIMARY KEY, account_id TEXT NOT NULL, grant_id TEXT NOT NULL, kind TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
+    prefix TEXT NOT NULL, name TEXT, created_at TEXT NOT NULL, revoked_at TEXT)`);
+  old.prepare("INSERT INTO api_keys VALUES ('key_old', 'acct_o', 'grant_o', 'live', 'hash_old', 'vn_sk_oo', NULL, ?, NULL)").run(NOW);
+  old.close();
+  const db = openEmbeddedDb(dir);
+  t.teardown(() => db.close());
+  const docs = createSqliteDocuments(db);
+  t.is((await docs.keys.get('key_old'))?.lastUsedAt, null);
+  await docs.keys.touch('key_old', NOW);
+  t.is((await docs.keys.get('key_old'))?.lastUsedAt, NOW);
 });
 
 test('sqlite (file): two connections to one file never overspend a grant', async (t) => {

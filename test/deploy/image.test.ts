@@ -120,7 +120,8 @@ test('both runtime targets: tini as PID 1, node dist/core/main.js, user 10001 (t
   t.like(build.compilerOptions, { outDir: 'dist', rootDir: '.' });
   t.true(build.include.includes('core') && existsSync(path.join(ROOT, 'core/main.ts')));
   t.true(of('build', 'RUN').some((i) => i.args === 'npm run build'));
-  t.is(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.build, 'tsc -p tsconfig.build.json');
+  // `npm run build` compiles with tsconfig.build.json, then builds the console's front end into dist/console.
+  t.is(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.build, 'tsc -p tsconfig.build.json && npm run build:console');
 });
 
 test('the GPU target installs onnxruntime\'s CUDA 12 provider with the package\'s own script, where the loader looks for it', (t) => {
@@ -146,7 +147,7 @@ function require_(file: string): any {
   return module.exports;
 }
 
-test('the image layout runs: dist/ compiled by tsconfig.build.json, `node dist/core/main.js` serves and exits 0 on SIGTERM', async (t) => {
+test('the image layout runs: dist/ compiled by tsconfig.build.json and the console built by Vite, `node dist/core/main.js` serves both and exits 0 on SIGTERM', async (t) => {
   t.timeout(5 * 60_000);
   const app = mkdtempSync(path.join(tmpdir(), 'vieneu-image-'));
   t.teardown(() => rmSync(app, { recursive: true, force: true }));
@@ -155,6 +156,9 @@ test('the image layout runs: dist/ compiled by tsconfig.build.json, `node dist/c
   const tsc = run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(app, 'dist'), '--sourceMap', 'false']);
   t.is(tsc.status, 0, tsc.stdout + tsc.stderr);
   t.true(existsSync(path.join(app, 'dist/core/main.js')));
+  // `npm run build`'s second step: the console's front end into dist/console, where the compiled plugin looks.
+  const vite = run(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(ROOT, 'plugins/console/vite.config.ts'), '--outDir', path.join(app, 'dist/console'), '--emptyOutDir', '--logLevel', 'warn']);
+  t.is(vite.status, 0, vite.stdout + vite.stderr);
 
   const child = spawn(process.execPath, ['dist/core/main.js'], {
     cwd: app,
@@ -180,6 +184,11 @@ test('the image layout runs: dist/ compiled by tsconfig.build.json, `node dist/c
   t.is(health.status, 200);
   const voices = await fetch(`${url}/api/v1/voices`);
   t.is(voices.status, 200, 'the compiled plugins load and serve');
+  const consolePage = await fetch(`${url}/console/`);
+  t.is(consolePage.status, 200, 'the console is served from dist/console');
+  const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await consolePage.text())?.[1];
+  t.truthy(script);
+  t.is((await fetch(`${url}${script}`)).status, 200);
   child.kill('SIGTERM');
   t.is(await exited, 0, output);
   t.regex(output, /SIGTERM received: draining/);

@@ -68,7 +68,7 @@ async function call(method: string, path: string, key: string | null, json?: unk
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-test('the plugin registers the six SPEC operations, key required, 10 to 30 per minute each; the dispatcher module a pipelines worker', (t) => {
+test('the plugin registers the six SPEC operations and the three additions (pause, resume, test), key required, 10 to 30 per minute each; the dispatcher module a pipelines worker', (t) => {
   t.deepEqual(routes.map((r) => `${r.method} ${r.path} ${r.name}`), [
     'POST /webhooks webhooks_create',
     'GET /webhooks webhooks_list',
@@ -76,6 +76,9 @@ test('the plugin registers the six SPEC operations, key required, 10 to 30 per m
     'DELETE /webhooks/:endpointId webhooks_delete',
     'GET /webhooks/:endpointId/deliveries webhooks_deliveries',
     'POST /webhooks/:endpointId/rotate-secret webhooks_rotate_secret',
+    'POST /webhooks/:endpointId/disable webhooks_disable',
+    'POST /webhooks/:endpointId/enable webhooks_enable',
+    'POST /webhooks/:endpointId/test webhooks_test',
   ]);
   for (const r of routes) {
     t.is(r.auth, 'required');

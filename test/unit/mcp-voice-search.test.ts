@@ -1,6 +1,6 @@
 import test from 'ava';
 import { CATALOGUE } from '../../config/voices.ts';
-import { parseQuery, searchVoices, type SearchableVoice } from '../../plugins/mcp/voice-search.ts';
+import { parseQuery, searchVoices, type SearchableVoice } from '../../core/voice-search.ts';
 
 /** SPEC MCP server, `list_voices` search rules, each proven on the real catalogue (plus two made-up voices where a rule needs one). */
 

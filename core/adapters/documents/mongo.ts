@@ -94,18 +94,18 @@ function createKeys(db: Db): KeysStore {
   const keys = db.collection<Doc<ApiKeyRecord>>('api_keys');
   return {
     async create(record) {
-      await keys.insertOne(toDoc({ ...record, name: record.name ?? null, revokedAt: record.revokedAt ?? null }));
-      return { ...record };
+      await keys.insertOne(toDoc({ ...record, name: record.name ?? null, revokedAt: record.revokedAt ?? null, lastUsedAt: record.lastUsedAt ?? null }));
+      return { ...record, lastUsedAt: record.lastUsedAt ?? null };
     },
     async findByHash(hash) {
-      return fromDoc<ApiKeyRecord>(await keys.findOne({ hash }));
+      return withLastUse(fromDoc<ApiKeyRecord>(await keys.findOne({ hash })));
     },
     async get(id) {
-      return fromDoc<ApiKeyRecord>(await keys.findOne({ _id: id }));
+      return withLastUse(fromDoc<ApiKeyRecord>(await keys.findOne({ _id: id })));
     },
     async listByAccount(accountId) {
       const docs = await keys.find({ accountId }).sort({ createdAt: 1, _id: 1 }).toArray();
-      return docs.map((doc) => fromDoc<ApiKeyRecord>(doc) as ApiKeyRecord);
+      return docs.map((doc) => withLastUse(fromDoc<ApiKeyRecord>(doc)) as ApiKeyRecord);
     },
     async countActive(accountId) {
       return keys.countDocuments({ accountId, revokedAt: null });
@@ -114,7 +114,16 @@ function createKeys(db: Db): KeysStore {
       const res = await keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: at } });
       return res.modifiedCount === 1;
     },
+    async touch(id, at) {
+      // ISO instants order as strings, so $max keeps the latest use whatever order writes arrive in.
+      await keys.updateOne({ _id: id }, { $max: { lastUsedAt: at } });
+    },
   };
+}
+
+/** Keys stored before last use was recorded have no such field. */
+function withLastUse(key: ApiKeyRecord | null): ApiKeyRecord | null {
+  return key ? { ...key, lastUsedAt: key.lastUsedAt ?? null } : null;
 }
 
 function createClones(db: Db): ClonesStore {

@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
   prefix TEXT NOT NULL,
   name TEXT,
   created_at TEXT NOT NULL,
-  revoked_at TEXT
+  revoked_at TEXT,
+  last_used_at TEXT
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys (account_id, created_at);
 CREATE TABLE IF NOT EXISTS grants (
@@ -93,8 +94,17 @@ CREATE TABLE IF NOT EXISTS cloned_voices (
 CREATE INDEX IF NOT EXISTS cloned_voices_by_account ON cloned_voices (account_id, created_at);
 `;
 
+/** Columns added after a table first shipped: a file made by an earlier version gets them on open. */
+const ADDED_COLUMNS: Array<{ table: string; column: string; type: string }> = [
+  { table: 'api_keys', column: 'last_used_at', type: 'TEXT' },
+];
+
 export function createDocumentTables(db: EmbeddedDb): void {
   db.exec(DDL);
+  for (const { table, column, type } of ADDED_COLUMNS) {
+    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
 }
 
 export const ACCOUNT_COLUMNS =
@@ -102,7 +112,7 @@ export const ACCOUNT_COLUMNS =
 
 export const KEY_COLUMNS =
   'id, account_id AS accountId, grant_id AS grantId, kind, hash, prefix, name, ' +
-  'created_at AS createdAt, revoked_at AS revokedAt';
+  'created_at AS createdAt, revoked_at AS revokedAt, last_used_at AS lastUsedAt';
 
 export const GRANT_COLUMNS =
   'id, account_id AS accountId, plan, total_tokens AS totalTokens, used_tokens AS usedTokens, ' +

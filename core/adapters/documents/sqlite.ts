@@ -77,17 +77,18 @@ function createAccounts(db: EmbeddedDb): AccountsStore {
 
 function createKeys(db: EmbeddedDb): KeysStore {
   const insert = db.prepare(`
-    INSERT INTO api_keys (id, account_id, grant_id, kind, hash, prefix, name, created_at, revoked_at)
-    VALUES (@id, @accountId, @grantId, @kind, @hash, @prefix, @name, @createdAt, @revokedAt)`);
+    INSERT INTO api_keys (id, account_id, grant_id, kind, hash, prefix, name, created_at, revoked_at, last_used_at)
+    VALUES (@id, @accountId, @grantId, @kind, @hash, @prefix, @name, @createdAt, @revokedAt, @lastUsedAt)`);
   const byHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
   const byId = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
   const byAccount = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid`);
   const active = db.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL');
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+  const touch = db.prepare('UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)');
   return {
     async create(record) {
-      insert.run({ ...record, name: record.name ?? null, revokedAt: record.revokedAt ?? null });
-      return { ...record };
+      insert.run({ ...record, name: record.name ?? null, revokedAt: record.revokedAt ?? null, lastUsedAt: record.lastUsedAt ?? null });
+      return { ...record, lastUsedAt: record.lastUsedAt ?? null };
     },
     async findByHash(hash) {
       return (byHash.get(hash) as ApiKeyRecord | undefined) ?? null;
@@ -103,6 +104,9 @@ function createKeys(db: EmbeddedDb): KeysStore {
     },
     async revoke(id, at) {
       return revoke.run(at, id).changes === 1;
+    },
+    async touch(id, at) {
+      touch.run({ id, at });
     },
   };
 }

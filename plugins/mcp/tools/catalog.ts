@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { nullable, type ToolDefinition } from '../tool.ts';
-import { searchVoices } from '../voice-search.ts';
+import { searchVoices } from '../../../core/voice-search.ts';
 import { CAPABILITIES_URI } from '../ui/resources.ts';
 
 /** The free tools: what the server can do, voices, styles and cue tags, the balance. */

@@ -1,6 +1,8 @@
 /**
- * `list_voices` search (SPEC MCP server): what a person types ("giọng nữ
- * miền Nam", "warm male voice", "Huong") against the catalogue.
+ * Voice search with SPEC's `list_voices` rules (MCP server): what a person
+ * types ("giọng nữ miền Nam", "warm male voice", "Huong") against the
+ * catalogue. Shared by the MCP tool and the console's playground (which
+ * bundles it for the browser, so it stays free of Node APIs).
  *
  * - gender and region terms are answered from the voice's `gender` and
  *   `region` fields, never from its description text;
