@@ -162,7 +162,7 @@ test.serial('a spare espeak-ng started after a request serves the next request w
   t.deepEqual(espeakChildren(), []);
 });
 
-test('a consumer that does not read holds espeak-ng back (back-pressure) instead of buffering the audio', async (t) => {
+test.serial('a consumer that does not read holds espeak-ng back (back-pressure) instead of buffering the audio', async (t) => {
   const text = prepareText(Array.from({ length: 400 }, (_, i) => `Đây là câu thứ ${i + 1} trong một văn bản rất dài.`).join(' ')).text;
   const iterator = engine.synthesize({ text, voice, speed: 1, sampleRate: 48000 })[Symbol.asyncIterator]();
   await iterator.next();
@@ -170,6 +170,8 @@ test('a consumer that does not read holds espeak-ng back (back-pressure) instead
   await new Promise((r) => setTimeout(r, 1500));
   const grown = (process.memoryUsage().rss - before) / 1024 / 1024;
   // 400 sentences are about 20 minutes of 48 kHz audio (over 100 MB): none of it may pile up.
-  t.true(grown < 20, `RSS grew ${grown.toFixed(1)} MB while nobody read`);
+  // RSS is the whole worker's (the heap and espeak's pipe buffers move it a little), so the
+  // bound is well under the audio's size rather than near zero.
+  t.true(grown < 40, `RSS grew ${grown.toFixed(1)} MB while nobody read`);
   await iterator.return?.(undefined);
 });
