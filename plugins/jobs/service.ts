@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { timeOrderedUuid } from '../../core/ids.ts';
 import type { AuthContext } from '../../core/http/auth.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
 import type { Blobs } from '../../core/ports/blobs.ts';
@@ -95,7 +96,7 @@ export function createJobsService(deps: JobsDeps) {
 
       const now = new Date().toISOString();
       const job: JobRecord = {
-        id: 'job_' + randomUUID(), accountId: c.auth.accountId, keyId: c.auth.keyId, status: cachedPresent ? 'completed' : 'queued',
+        id: 'job_' + timeOrderedUuid(), accountId: c.auth.accountId, keyId: c.auth.keyId, status: cachedPresent ? 'completed' : 'queued',
         source: 'tts', text: body.text, voiceId: voice.id, voiceName: voice.name, engine, emotion: body.emotion, speed: body.speed,
         aiRefine: body.aiRefine, textLength: characters, cacheKey, charge: null, audioKey: cachedPresent?.audioKey ?? null,
         durationSeconds: cachedPresent?.durationSeconds ?? null, processingMs: cachedPresent ? 0 : null, attempts: 0,

@@ -224,12 +224,14 @@ export function createSqliteOutbox(db: EmbeddedDb): OutboxStore {
   const publishAll = db.transaction((ids: string[]) => {
     for (const id of ids) publish.run(id);
   });
+  const writes = groupCommit(db);
   return {
     async pending(limit) {
       return selectPending.all(limit).map(toEntry);
     },
     async markPublished(ids) {
-      publishAll(ids);
+      // Shares the commit of the requests being accepted meanwhile.
+      if (ids.length > 0) await writes.run(() => publishAll(ids));
     },
   };
 }

@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS tts_jobs (
   completed_at TEXT
 );
 CREATE INDEX IF NOT EXISTS tts_jobs_active ON tts_jobs (status) WHERE status IN ('queued', 'processing');
-CREATE INDEX IF NOT EXISTS tts_jobs_account_active ON tts_jobs (account_id, status) WHERE status IN ('queued', 'processing');
+-- Per-account depth is read from tts_active_counts: an index per account would only cost every insert a page.
+DROP INDEX IF EXISTS tts_jobs_account_active;
 CREATE INDEX IF NOT EXISTS tts_jobs_completed ON tts_jobs (completed_at) WHERE status = 'completed';
 -- Queue depth per account (and '*' for the whole queue), kept by triggers so the
 -- accept path reads two rows instead of counting a queue that can be long.
@@ -69,8 +70,11 @@ CREATE TABLE IF NOT EXISTS tts_audio_cache (
 );
 -- Accepted jobs whose tts.jobs message is not yet known to be published:
 -- written in the transaction that accepts the job, deleted once published.
+-- It holds only what is in flight, so it has no index to write: a row is one
+-- append at the end of the table.
 CREATE TABLE IF NOT EXISTS tts_job_outbox (
-  job_id TEXT PRIMARY KEY,
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
   queued_at TEXT NOT NULL
 );
 `;

@@ -27,11 +27,9 @@ export function createSqliteSubmissions(db: EmbeddedDb): SubmissionMethods {
   const insertOutbox = db.prepare('INSERT INTO tts_job_outbox (job_id, queued_at) VALUES (?, ?)');
   const countFor = db.prepare('SELECT n FROM tts_active_counts WHERE account_id = ?').pluck();
   const count = (accountId: string) => (countFor.get(accountId) as number | undefined) ?? 0;
-  const selectUnpublished = db.prepare('SELECT job_id FROM tts_job_outbox WHERE queued_at < ? ORDER BY rowid LIMIT ?').pluck();
-  const deleteOutbox = db.prepare('DELETE FROM tts_job_outbox WHERE job_id = ?');
-  const deleteAll = db.transaction((ids: string[]) => {
-    for (const id of ids) deleteOutbox.run(id);
-  });
+  const selectUnpublished = db.prepare('SELECT job_id FROM tts_job_outbox WHERE queued_at < ? ORDER BY seq LIMIT ?').pluck();
+  // One pass over the (small) outbox per batch.
+  const deleteOutbox = db.prepare('DELETE FROM tts_job_outbox WHERE job_id IN (SELECT value FROM json_each(?))');
   const selectCharge = db.prepare('SELECT charge FROM tts_jobs WHERE id = ?').pluck();
 
   const accept = db.transaction((job: JobRecord, cmd: ChargeCommand, nowMs: number, limits: QueueLimits): ChargeWriteResult | QueueFull => {
@@ -68,7 +66,7 @@ export function createSqliteSubmissions(db: EmbeddedDb): SubmissionMethods {
       return selectUnpublished.all(before, limit) as string[];
     },
     async markPublished(jobIds) {
-      if (jobIds.length > 0) await writes.run(() => deleteAll(jobIds));
+      if (jobIds.length > 0) await writes.run(() => deleteOutbox.run(JSON.stringify(jobIds)));
     },
     async confirmCharges(entries: LedgerEntry[]) {
       // The charge and its job commit together here; an entry naming a job that does not hold it has no owner.
