@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../ids.ts';
 import type { ChargeCommand, ChargeWriteResult, Documents, Grant, LedgerEntry } from '../ports/documents.ts';
 import type { Charge } from '../ports/charge.ts';
 
@@ -123,7 +123,7 @@ export function createBillingService(deps: BillingDeps): BillingService {
   }
 
   async function tryCharge(grant: Grant, input: ChargeInput, now: Date, w: CapWindows): Promise<Charge | 'lost'> {
-    const id = 'chg_' + randomUUID();
+    const id = 'chg_' + timeOrderedUuid(now.getTime());
     const at = now.toISOString();
     const entry: LedgerEntry = {
       id, kind: 'charge', grantId: grant.id, accountId: grant.accountId, keyId: input.payer.keyId, chargeId: id,
