@@ -19,6 +19,12 @@ import { countCharacters, priceTokens } from './pricing.ts';
  */
 export type ChargeWriter = (cmd: ChargeCommand, charge: Charge) => Promise<ChargeWriteResult>;
 
+/** The payer's grants as `assess` read them: `charge` may start from them instead of reading again. */
+export interface PayerGrants {
+  readonly own: Grant | null;
+  readonly all: readonly Grant[];
+}
+
 export interface ChargeInput {
   payer: Payer;
   engine: string;
@@ -26,6 +32,12 @@ export interface ChargeInput {
   route: string;
   requestId: string | null;
   write?: ChargeWriter;
+  /**
+   * Grants `assess` read for this request. The first attempt starts from
+   * them (the conditional write still decides); a refusal is never made from
+   * them, only from a fresh read.
+   */
+  grants?: PayerGrants;
 }
 
 /** Who is asking: set by core's auth phase. */
@@ -72,7 +84,7 @@ export interface BillingService {
    * `tokens` now, without charging: a cheap read that lets a route refuse
    * before any expensive work. `charge` still decides (a race may change it).
    */
-  assess(input: { payer: Payer; engine: string; tokens: number }): Promise<void>;
+  assess(input: { payer: Payer; engine: string; tokens: number }): Promise<PayerGrants>;
   /** charges one grant or throws the SPEC refusal */
   charge(input: ChargeInput): Promise<Charge>;
   /** returns the charge to its payer; idempotent per charge */
@@ -82,7 +94,7 @@ export interface BillingService {
 
 /** Request-scoped billing: records charges and refunds on the request's outcome. */
 export interface RequestBilling {
-  charge(input: { engine: string; tokens: number; write?: ChargeWriter }): Promise<Charge>;
+  charge(input: { engine: string; tokens: number; write?: ChargeWriter; grants?: PayerGrants }): Promise<Charge>;
   refund(charge: Charge, tokens?: number): Promise<void>;
 }
 
@@ -153,9 +165,10 @@ export function createBillingService(deps: BillingDeps): BillingService {
     async assess(input) {
       const now = clock();
       const w = capWindows(now, deps.timezoneOffsetMinutes);
-      const { own, all } = await loadGrants(input.payer);
+      const grants = await loadGrants(input.payer);
+      const { own, all } = grants;
       const candidates = payerCandidates(own, all, input.engine, now);
-      if (candidates.some((grant) => assessGrant(grant, input.tokens, input.engine, now, w).canPay)) return;
+      if (candidates.some((grant) => assessGrant(grant, input.tokens, input.engine, now, w).canPay)) return grants;
       const ownAssessment = own ? assessGrant(own, input.tokens, input.engine, now, w) : null;
       throw refusalFor(ownAssessment, candidates.some((g) => g.id !== own?.id), input.tokens);
     },
@@ -164,8 +177,9 @@ export function createBillingService(deps: BillingDeps): BillingService {
       for (let attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
         const now = clock();
         const w = capWindows(now, deps.timezoneOffsetMinutes);
-        const { own, all } = await loadGrants(input.payer);
-        const candidates = payerCandidates(own, all, input.engine, now);
+        const reused = attempt === 0 ? input.grants : undefined;
+        const { own, all } = reused ?? (await loadGrants(input.payer));
+        const candidates = payerCandidates(own, [...all], input.engine, now);
         // Grants read again after a lost write: a refusal is computed from them, never from the stale snapshot.
         const fresh = new Map<string, Grant | null>();
         let raced = false;
@@ -179,6 +193,8 @@ export function createBillingService(deps: BillingDeps): BillingService {
           if (reread && assessGrant(reread, input.tokens, input.engine, now, w).canPay) raced = true;
         }
         if (!raced) {
+          // Grants handed in may be stale: refuse only from a read of our own.
+          if (reused) continue;
           const ownNow = own && fresh.has(own.id) ? fresh.get(own.id)! : own;
           const ownAssessment = ownNow ? assessGrant(ownNow, input.tokens, input.engine, now, w) : null;
           const othersExist = candidates.some((g) => g.id !== own?.id);

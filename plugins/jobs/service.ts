@@ -84,7 +84,7 @@ export function createJobsService(deps: JobsDeps) {
       const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: c.auth.accountId, allowClones: true, param: 'voiceId' });
       Object.assign(c.outcome, { voice: voice.id, voiceName: voice.name, engine });
       // Cheap refusals first (word cap, a payer that cannot pay at all), before any preparation work.
-      const { characters, tokens } = await preflightSynthesis(deps.billing, c.auth, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
+      const { characters, tokens, grants } = await preflightSynthesis(deps.billing, c.auth, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
       c.outcome.characters = characters;
 
       // The worker prepares the text again when it renders; here it is prepared to refuse, before billing,
@@ -107,7 +107,7 @@ export function createJobsService(deps: JobsDeps) {
       const submission = jobs.submission(job, { maxDepth: config.limits.queueMaxDepth, perAccount: config.limits.userQueueMax });
       try {
         job.charge = await c.billing.charge({
-          engine, tokens,
+          engine, tokens, grants,
           write: async (cmd, charge) => {
             const written = await submission.write(cmd, charge);
             if ('queueFull' in written) throw queueFull(written.queueFull, config.limits.userQueueMax);
