@@ -38,8 +38,11 @@ export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promi
     ...createMongoSubmissions({ jobs, slots, billing }),
     async create(job) {
       // An async job waiting in the queue holds its slots, like one accepted by a submission (no limits here).
-      if (isQueueable(job) && job.source === 'tts') await slots.reserveAndInsert(job.accountId, null, toJobDoc(job, { slot: true }));
-      else await jobs.insertOne(toJobDoc(job));
+      if (isQueueable(job) && job.source === 'tts') {
+        if (await slots.reserveAndInsert(job.accountId, null, toJobDoc(job, { slot: true }))) throw new Error(`job ${job.id} could not take its queue slots`);
+      } else {
+        await jobs.insertOne(toJobDoc(job));
+      }
       return job;
     },
     async get(id) {
