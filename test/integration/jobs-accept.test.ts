@@ -31,6 +31,7 @@ const spent = async (p: TestPlatform, key: string) => {
 
 for (const stack of recordStacks('jobs accept')) {
   test(`${stack.name}: 300 concurrent POST /tts of one account: exactly USER_QUEUE_MAX (30) accepted, the rest 429 USER_QUEUE_FULL, 30 charges`, async (t) => {
+    t.timeout(180_000, 'hundreds of requests on two shared cores');
     const use = stack.use();
     const p = await startTestPlatform({ ...use.env, ...NO_RENDERING, USER_QUEUE_MAX: '30' });
     t.teardown(async () => {
@@ -51,6 +52,7 @@ for (const stack of recordStacks('jobs accept')) {
   });
 
   test(`${stack.name}: concurrent POST /tts of several accounts against QUEUE_MAX_DEPTH: exactly the depth accepted, the rest 429 QUEUE_FULL, nothing charged for them`, async (t) => {
+    t.timeout(180_000, 'hundreds of requests on two shared cores');
     const use = stack.use();
     const p = await startTestPlatform({ ...use.env, ...NO_RENDERING, QUEUE_MAX_DEPTH: '40', USER_QUEUE_MAX: '1000' });
     t.teardown(async () => {
@@ -72,6 +74,7 @@ for (const stack of recordStacks('jobs accept')) {
   });
 
   test(`${stack.name}: a burst against a daily cap is refused 429 GRANT_DAILY_LIMIT with resetAt, never a stale GRANT_TOKENS_EXHAUSTED`, async (t) => {
+    t.timeout(180_000, 'hundreds of requests on two shared cores');
     const use = stack.use();
     const p = await startTestPlatform({ ...use.env, ...NO_RENDERING, USER_QUEUE_MAX: '1000' });
     t.teardown(async () => {
