@@ -225,7 +225,7 @@ if (mongoUrl) {
     const limits: QueueLimits = { maxDepth: 1000, perAccount: 2 };
     t.true((await submit(docs, grant, limits)).result.ok);
     // A job ended but its process died before giving the slot back: the counter says 2, one job holds a slot.
-    await client.db(name).collection<{ _id: string; n: number }>('tts_jobs').updateOne({ _id: `slots:${grant.accountId}` }, { $inc: { n: 1 } });
+    await client.db(name).collection<{ _id: string; n: number }>('tts_queue_slots').updateOne({ _id: grant.accountId }, { $inc: { n: 1 } });
     t.like((await submit(docs, grant, limits)).result, { ok: false, queueFull: 'account' });
     await docs.jobs.repair(NOW, NOW);
     await docs.jobs.repair(NOW, NOW);

@@ -36,7 +36,7 @@ export function toJobDoc(job: JobRecord, extra: Partial<Pick<JobDoc, 'submission
   return { ...rest, _id: id, ...(isQueueable(job) ? { seq: nextQueueSeq() } : {}), ...extra };
 }
 
-/** The record of a job document; null for anything else in the collection (the queue counters). */
+/** The record of a job document; null for a document that is not a job. */
 export function fromDoc(doc: JobDoc | null): JobRecord | null {
   if (!doc || doc.status === undefined) return null;
   const { _id, seq: _seq, submission: _submission, slot: _slot, publishPending: _publishPending, ...rest } = doc;

@@ -1,7 +1,7 @@
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { CachedAudio, JobRecord, JobsStore } from '../../ports/jobs.ts';
 import { ACTIVE, fromDoc, isQueueable, toJobDoc, type JobDoc } from './mongo-job-docs.ts';
-import { createQueueSlots } from './mongo-queue-slots.ts';
+import { createQueueSlots, insertHoldingSlots } from './mongo-queue-slots.ts';
 import { createMongoSubmissions, type SubmissionBilling } from './mongo-submissions.ts';
 
 /**
@@ -19,7 +19,7 @@ const RECENT_RENDERS = 50;
 export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promise<JobsStore> {
   const jobs = db.collection<JobDoc>('tts_jobs');
   const cache = db.collection<CacheDoc>('tts_audio_cache');
-  const slots = createQueueSlots(db.collection('tts_jobs'));
+  const slots = createQueueSlots(db, 'tts_jobs');
   await createJobIndexes(jobs);
 
   /** Ends an active job once; the one write that ends it gives its queue slots back. */
@@ -39,7 +39,8 @@ export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promi
     async create(job) {
       // An async job waiting in the queue holds its slots, like one accepted by a submission (no limits here).
       if (isQueueable(job) && job.source === 'tts') {
-        if (await slots.reserveAndInsert(job.accountId, null, toJobDoc(job, { slot: true }))) throw new Error(`job ${job.id} could not take its queue slots`);
+        const doc = toJobDoc(job, { slot: true });
+        await insertHoldingSlots(slots, job.accountId, null, () => jobs.insertOne(doc), () => jobs.deleteOne({ _id: doc._id }));
       } else {
         await jobs.insertOne(toJobDoc(job));
       }

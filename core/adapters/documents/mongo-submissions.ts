@@ -1,7 +1,7 @@
 import type { Collection } from 'mongodb';
 import type { ChargeCommand, ChargeWriteResult, LedgerEntry } from '../../ports/documents.ts';
 import type { JobsStore } from '../../ports/jobs.ts';
-import type { QueueSlots } from './mongo-queue-slots.ts';
+import { insertHoldingSlots, type QueueSlots } from './mongo-queue-slots.ts';
 import { toJobDoc, type JobDoc } from './mongo-job-docs.ts';
 
 /**
@@ -9,7 +9,7 @@ import { toJobDoc, type JobDoc } from './mongo-job-docs.ts';
  * The job document is written FIRST, then the grant is charged; the charge
  * is the point of no return:
  *
- *   1. one bulk write: take the queue slots (conditional counters, see
+ *   1. side by side: take the queue slots (conditional counters, see
  *      mongo-queue-slots.ts) and insert the job with `submission: 'pending'`
  *      and its intended charge (a content-cache hit takes no slot);
  *   2. the grant's conditional charge (mongo-billing.ts), whose ledger entry,
@@ -47,7 +47,7 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
           if (!inserted) {
             const doc = toJobDoc({ ...job, charge }, queued ? { submission: 'pending', slot: true, publishPending: true } : { submission: 'pending' });
             if (queued) {
-              const full = await slots.reserveAndInsert(job.accountId, limits, doc);
+              const full = await insertHoldingSlots(slots, job.accountId, limits, () => jobs.insertOne(doc), () => jobs.deleteOne({ _id: doc._id }));
               if (full) return { ok: false, queueFull: full };
             } else {
               await jobs.insertOne(doc);
@@ -55,8 +55,8 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
             inserted = true;
           } else {
             // A later attempt, on another grant: the job names the charge before it can land.
-            const res = await jobs.updateOne({ _id: job.id, submission: 'pending' }, { $set: { charge } });
-            if (res.matchedCount !== 1) throw new Error(`submission of ${job.id} was dropped while it was being charged`);
+            const held = await jobs.findOneAndUpdate({ _id: job.id, submission: 'pending' }, { $set: { charge } }, { projection: { _id: 1 } });
+            if (!held) throw new Error(`submission of ${job.id} was dropped while it was being charged`);
           }
           return billing.charge({ ...cmd, entry: { ...cmd.entry, jobId: job.id } });
         },
@@ -85,9 +85,11 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
     async confirmCharges(entries: LedgerEntry[]) {
       const paying = entries.filter((e): e is LedgerEntry & { jobId: string } => e.kind === 'charge' && typeof e.jobId === 'string');
       if (paying.length === 0) return [];
-      await jobs.bulkWrite(paying.map((e) => ({
-        updateOne: { filter: { _id: e.jobId, submission: 'pending', 'charge.id': e.id }, update: { $set: { submission: 'charged' as const } } },
-      })), { ordered: false });
+      // One statement for the batch: the test server scans its collection once per conditional update.
+      await jobs.updateMany(
+        { submission: 'pending', $or: paying.map((e) => ({ _id: e.jobId, 'charge.id': e.id })) },
+        { $set: { submission: 'charged' } },
+      );
       const held = await jobs
         .find({ _id: { $in: paying.map((e) => e.jobId) } }, { projection: { submission: 1, 'charge.id': 1 } })
         .toArray();
