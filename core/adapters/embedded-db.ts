@@ -19,6 +19,10 @@ export function openEmbeddedDb(dataDir: string, fileName = 'platform.db'): Embed
   db.pragma('wal_autocheckpoint = 10000');
   db.pragma('journal_size_limit = 67108864');
   db.pragma('busy_timeout = 5000');
+  // Each write of a group commit runs in a savepoint; the pages it changes are
+  // kept for its rollback in a statement journal, which past 64 KB spilled to
+  // a temporary file on disk (several times the WAL's own writes per POST /tts).
+  db.pragma('temp_store = MEMORY');
   db.pragma('foreign_keys = ON');
   return db;
 }

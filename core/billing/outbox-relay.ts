@@ -1,7 +1,9 @@
-import type { Documents } from '../ports/documents.ts';
+import type { Documents, LedgerEntry } from '../ports/documents.ts';
+import type { Charge } from '../ports/charge.ts';
 import type { Bus } from '../ports/bus.ts';
 import { TOPICS } from '../ports/bus.ts';
 import type { Logger } from '../logger.ts';
+import { startRelayLoop } from '../relay-loop.ts';
 
 /**
  * Publishes ledger entries written atomically with each charge or refund.
@@ -9,43 +11,44 @@ import type { Logger } from '../logger.ts';
  * that dies between the charge and the publish still gets it published on
  * the next run; the ledger writer is idempotent on the entry id, so a
  * publish repeated after a crash counts once.
+ *
+ * A charge entry that names a `POST /tts` job (MongoDB, where the job and
+ * the charge are two writes) is first handed to that job
+ * (`jobs.confirmCharges`); one whose job was dropped meanwhile is refunded
+ * here, so every charge ends with exactly one job or a refund.
  */
-export function startOutboxRelay(deps: { documents: Documents; bus: Bus; logger: Logger; intervalMs?: number; batch?: number }): () => Promise<void> {
-  const interval = deps.intervalMs ?? 100;
+export function startOutboxRelay(deps: {
+  documents: Documents;
+  bus: Bus;
+  logger: Logger;
+  /** returns a charge to its payer (billing service); idempotent per charge */
+  refund: (charge: Charge) => Promise<boolean>;
+  intervalMs?: number;
+  batch?: number;
+}): () => Promise<void> {
   const batch = deps.batch ?? 500;
-  let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | null = null;
 
-  const drainOnce = async (): Promise<number> => {
+  const pass = async (): Promise<boolean> => {
     const entries = await deps.documents.outbox.pending(batch);
-    if (entries.length === 0) return 0;
+    if (entries.length === 0) return false;
+    for (const orphan of await deps.documents.jobs.confirmCharges(entries)) {
+      // Its refund entry joins the outbox and goes out with the next pass.
+      if (await deps.refund(chargeOf(orphan))) {
+        deps.logger.warn('a charge landed for a submission that had been dropped; refunded', { chargeId: orphan.id, jobId: orphan.jobId });
+      }
+    }
     await deps.bus.publish(TOPICS.ledger, entries.map((e) => ({ id: e.id, key: e.grantId, value: e })));
     await deps.documents.outbox.markPublished(entries.map((e) => e.id));
-    return entries.length;
+    return entries.length === batch;
   };
 
-  const tick = () => {
-    running = (async () => {
-      try {
-        while (!stopped && (await drainOnce()) === batch);
-      } catch (err) {
-        deps.logger.warn('ledger outbox relay failed; will retry', { err: err as Error });
-      }
-      if (!stopped) timer = setTimeout(tick, interval);
-    })();
-  };
-  tick();
+  const loop = startRelayLoop({ name: 'ledger outbox relay', intervalMs: deps.intervalMs ?? 100, pass, logger: deps.logger, flushOnStop: true });
+  return () => loop.stop();
+}
 
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    await running;
-    // Flush what is left so a clean shutdown leaves an empty outbox.
-    try {
-      while ((await drainOnce()) > 0);
-    } catch (err) {
-      deps.logger.warn('ledger outbox not fully drained at shutdown; it will be published on the next start', { err: err as Error });
-    }
+function chargeOf(entry: LedgerEntry): Charge {
+  return {
+    id: entry.id, grantId: entry.grantId, accountId: entry.accountId, keyId: entry.keyId, tokens: entry.tokens, engine: '',
+    route: entry.route, requestId: entry.requestId, dayKey: entry.dayKey ?? '', weekKey: entry.weekKey ?? '', at: entry.at,
   };
 }

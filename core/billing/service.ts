@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Documents, Grant, LedgerEntry } from '../ports/documents.ts';
+import { timeOrderedUuid } from '../ids.ts';
+import type { ChargeCommand, ChargeWriteResult, Documents, Grant, LedgerEntry } from '../ports/documents.ts';
 import type { Charge } from '../ports/charge.ts';
 
 export type { Charge };
@@ -10,6 +10,35 @@ import { capWindows, type CapWindows } from './windows.ts';
 import { assessGrant, payerCandidates, spendableNow, tokensLeft, dayUsed, weekUsed, dailyCap, weeklyCap, isExpired } from './assessment.ts';
 import { concurrentConflict, refusalFor } from './refusals.ts';
 import { countCharacters, priceTokens } from './pricing.ts';
+
+/**
+ * The write that applies one charge attempt: by default the grant's own
+ * conditional update (`documents.grants.charge`); `POST /tts` passes one that
+ * applies it together with its job (core/ports/jobs.ts `JobSubmission`).
+ * It may throw a refusal of its own (a full queue), which ends the charge.
+ */
+export type ChargeWriter = (cmd: ChargeCommand, charge: Charge) => Promise<ChargeWriteResult>;
+
+/** The payer's grants as `assess` read them: `charge` may start from them instead of reading again. */
+export interface PayerGrants {
+  readonly own: Grant | null;
+  readonly all: readonly Grant[];
+}
+
+export interface ChargeInput {
+  payer: Payer;
+  engine: string;
+  tokens: number;
+  route: string;
+  requestId: string | null;
+  write?: ChargeWriter;
+  /**
+   * Grants `assess` read for this request. The first attempt starts from
+   * them (the conditional write still decides); a refusal is never made from
+   * them, only from a fresh read.
+   */
+  grants?: PayerGrants;
+}
 
 /** Who is asking: set by core's auth phase. */
 export interface Payer {
@@ -55,9 +84,9 @@ export interface BillingService {
    * `tokens` now, without charging: a cheap read that lets a route refuse
    * before any expensive work. `charge` still decides (a race may change it).
    */
-  assess(input: { payer: Payer; engine: string; tokens: number }): Promise<void>;
+  assess(input: { payer: Payer; engine: string; tokens: number }): Promise<PayerGrants>;
   /** charges one grant or throws the SPEC refusal */
-  charge(input: { payer: Payer; engine: string; tokens: number; route: string; requestId: string | null }): Promise<Charge>;
+  charge(input: ChargeInput): Promise<Charge>;
   /** returns the charge to its payer; idempotent per charge */
   refund(charge: Charge, tokens?: number): Promise<boolean>;
   balance(payer: Payer, engine?: string): Promise<BalanceView>;
@@ -65,7 +94,7 @@ export interface BillingService {
 
 /** Request-scoped billing: records charges and refunds on the request's outcome. */
 export interface RequestBilling {
-  charge(input: { engine: string; tokens: number }): Promise<Charge>;
+  charge(input: { engine: string; tokens: number; write?: ChargeWriter; grants?: PayerGrants }): Promise<Charge>;
   refund(charge: Charge, tokens?: number): Promise<void>;
 }
 
@@ -105,16 +134,22 @@ export function createBillingService(deps: BillingDeps): BillingService {
     return { own, all };
   }
 
-  async function tryCharge(grant: Grant, input: { payer: Payer; engine: string; tokens: number; route: string; requestId: string | null }, now: Date, w: CapWindows): Promise<Charge | 'lost'> {
-    const id = 'chg_' + randomUUID();
+  async function tryCharge(grant: Grant, input: ChargeInput, now: Date, w: CapWindows): Promise<Charge | 'lost'> {
+    const id = 'chg_' + timeOrderedUuid(now.getTime());
+    const at = now.toISOString();
     const entry: LedgerEntry = {
       id, kind: 'charge', grantId: grant.id, accountId: grant.accountId, keyId: input.payer.keyId, chargeId: id,
-      requestId: input.requestId, route: input.route, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, at: now.toISOString(),
+      requestId: input.requestId, route: input.route, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, at,
     };
-    const result = await deps.documents.grants.charge({ grantId: grant.id, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, now: now.toISOString(), entry });
+    const charge: Charge = {
+      id, grantId: grant.id, accountId: grant.accountId, keyId: input.payer.keyId, tokens: input.tokens, engine: input.engine,
+      route: input.route, requestId: input.requestId, dayKey: w.dayKey, weekKey: w.weekKey, at,
+    };
+    const cmd: ChargeCommand = { grantId: grant.id, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, now: at, entry };
+    const result = input.write ? await input.write(cmd, charge) : await deps.documents.grants.charge(cmd);
     if (!result.ok) return 'lost';
     deps.metrics?.tokensCharged.inc({ route: input.route }, input.tokens);
-    return { id, grantId: grant.id, accountId: grant.accountId, keyId: input.payer.keyId, tokens: input.tokens, engine: input.engine, route: input.route, requestId: input.requestId, dayKey: w.dayKey, weekKey: w.weekKey, at: entry.at };
+    return charge;
   }
 
   return {
@@ -130,9 +165,10 @@ export function createBillingService(deps: BillingDeps): BillingService {
     async assess(input) {
       const now = clock();
       const w = capWindows(now, deps.timezoneOffsetMinutes);
-      const { own, all } = await loadGrants(input.payer);
+      const grants = await loadGrants(input.payer);
+      const { own, all } = grants;
       const candidates = payerCandidates(own, all, input.engine, now);
-      if (candidates.some((grant) => assessGrant(grant, input.tokens, input.engine, now, w).canPay)) return;
+      if (candidates.some((grant) => assessGrant(grant, input.tokens, input.engine, now, w).canPay)) return grants;
       const ownAssessment = own ? assessGrant(own, input.tokens, input.engine, now, w) : null;
       throw refusalFor(ownAssessment, candidates.some((g) => g.id !== own?.id), input.tokens);
     },
@@ -141,19 +177,26 @@ export function createBillingService(deps: BillingDeps): BillingService {
       for (let attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
         const now = clock();
         const w = capWindows(now, deps.timezoneOffsetMinutes);
-        const { own, all } = await loadGrants(input.payer);
-        const candidates = payerCandidates(own, all, input.engine, now);
+        const reused = attempt === 0 ? input.grants : undefined;
+        const { own, all } = reused ?? (await loadGrants(input.payer));
+        const candidates = payerCandidates(own, [...all], input.engine, now);
+        // Grants read again after a lost write: a refusal is computed from them, never from the stale snapshot.
+        const fresh = new Map<string, Grant | null>();
         let raced = false;
         for (const grant of candidates) {
           if (!assessGrant(grant, input.tokens, input.engine, now, w).canPay) continue;
           const charged = await tryCharge(grant, input, now, w);
           if (charged !== 'lost') return charged;
           // The conditional write lost: a concurrent request of ours changed the grant.
-          const fresh = await deps.documents.grants.get(grant.id);
-          if (fresh && assessGrant(fresh, input.tokens, input.engine, now, w).canPay) raced = true;
+          const reread = await deps.documents.grants.get(grant.id);
+          fresh.set(grant.id, reread);
+          if (reread && assessGrant(reread, input.tokens, input.engine, now, w).canPay) raced = true;
         }
         if (!raced) {
-          const ownAssessment = own ? assessGrant(own, input.tokens, input.engine, now, w) : null;
+          // Grants handed in may be stale: refuse only from a read of our own.
+          if (reused) continue;
+          const ownNow = own && fresh.has(own.id) ? fresh.get(own.id)! : own;
+          const ownAssessment = ownNow ? assessGrant(ownNow, input.tokens, input.engine, now, w) : null;
           const othersExist = candidates.some((g) => g.id !== own?.id);
           throw refusalFor(ownAssessment, othersExist, input.tokens);
         }

@@ -152,12 +152,12 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
 
 function requestBilling(ctx: RouteContext, services: PipelineServices): RequestBilling {
   return {
-    async charge({ engine, tokens }) {
+    async charge({ engine, tokens, write, grants }) {
       const auth = ctx.state.auth;
       if (!auth) throw new ApiError(401, 'An API key is required.');
       const charge = await services.billing.charge({
         payer: { accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId },
-        engine, tokens, route: ctx.state.outcome.route, requestId: ctx.state.requestId,
+        engine, tokens, route: ctx.state.outcome.route, requestId: ctx.state.requestId, write, grants,
       });
       ctx.state.outcome.tokensCharged += charge.tokens;
       ctx.state.outcome.grantId = charge.grantId;

@@ -5,7 +5,7 @@
  * whose grants cannot pay is refused here and costs the server a few reads.
  * Text length and combining-mark runs are checked earlier, by the schema.
  */
-import type { BillingService } from '../billing/service.ts';
+import type { BillingService, PayerGrants } from '../billing/service.ts';
 import { enforceTestKeyWordCap } from '../speechkit/text/word-cap.ts';
 import type { AuthContext } from './auth.ts';
 
@@ -13,6 +13,8 @@ export interface SynthesisPrice {
   /** NFC characters, as billed */
   characters: number;
   tokens: number;
+  /** the grants the check read: pass them to `charge` to spare it a read */
+  grants?: PayerGrants;
 }
 
 export async function preflightSynthesis(
@@ -22,6 +24,6 @@ export async function preflightSynthesis(
 ): Promise<SynthesisPrice> {
   enforceTestKeyWordCap(auth, input.text, input.param);
   const price = billing.price({ text: input.text, engine: input.engine, aiRefine: input.aiRefine });
-  await billing.assess({ payer: { accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId }, engine: input.engine, tokens: price.tokens });
-  return price;
+  const grants = await billing.assess({ payer: { accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId }, engine: input.engine, tokens: price.tokens });
+  return { ...price, grants };
 }

@@ -42,10 +42,11 @@ function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
     name: 'core:ledger-outbox-relay',
     role: 'api',
     start: async () => {
-      const [documents, bus, logger] = await Promise.all([
+      const [documents, bus, logger, billing] = await Promise.all([
         registry.get(coreServices.documents, 'core'), registry.get(coreServices.bus, 'core'), registry.get(coreServices.logger, 'core'),
+        registry.get(coreServices.billing, 'core'),
       ]);
-      return startOutboxRelay({ documents, bus, logger });
+      return startOutboxRelay({ documents, bus, logger, refund: (charge) => billing.refund(charge) });
     },
   }];
 }

@@ -1,6 +1,9 @@
 import type { JobsStore } from './jobs.ts';
 import type { WebhooksStore } from './webhooks.ts';
 import type { IdentityStore } from './identity.ts';
+import type { Grant, GrantStatus, LedgerEntry, ChargeCommand, ChargeWriteResult, RefundCommand } from './grants.ts';
+
+export type { Grant, GrantStatus, LedgerEntry, ChargeCommand, ChargeWriteResult, RefundCommand };
 
 /**
  * Documents port: the system of record (accounts, keys, grants, the billing
@@ -34,68 +37,6 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
   /** the last request made with it, to within a minute (the authenticator writes it at most once a minute per process) */
   lastUsedAt?: string | null;
-}
-
-export type GrantStatus = 'active' | 'replaced' | 'revoked';
-
-export interface Grant {
-  id: string;
-  accountId: string;
-  /** plan label, e.g. `trial`, `pro`, `gift`. */
-  plan: string;
-  totalTokens: number;
-  usedTokens: number;
-  dailyCap: number | null;
-  weeklyCap: number | null;
-  /** window key (e.g. `2026-11-21`) and tokens used in it */
-  dayKey: string | null;
-  dayUsed: number;
-  weekKey: string | null;
-  weekUsed: number;
-  expiresAt: string | null;
-  isGift: boolean;
-  engines: string[];
-  status: GrantStatus;
-  createdAt: string;
-}
-
-/** One money movement. Written atomically with the grant update (outbox). */
-export interface LedgerEntry {
-  id: string;
-  kind: 'charge' | 'refund';
-  grantId: string;
-  accountId: string;
-  keyId: string | null;
-  /** id of the charge a refund returns (refund) or of the request (charge). */
-  chargeId: string;
-  requestId: string | null;
-  route: string;
-  tokens: number;
-  /** cap windows the tokens were counted in, so a refund can return them to the same window. */
-  dayKey: string | null;
-  weekKey: string | null;
-  at: string;
-}
-
-/** Conditional charge: applied only when every condition still holds at write time. */
-export interface ChargeCommand {
-  grantId: string;
-  tokens: number;
-  dayKey: string;
-  weekKey: string;
-  now: string;
-  entry: LedgerEntry;
-}
-
-export type ChargeWriteResult =
-  | { ok: true; grant: Grant }
-  /** the grant changed under us or cannot pay any more; caller re-reads and decides. */
-  | { ok: false; grant: Grant | null };
-
-export interface RefundCommand {
-  grantId: string;
-  tokens: number;
-  entry: LedgerEntry;
 }
 
 /** A voice cloned in the web studio. The API only reads these. */

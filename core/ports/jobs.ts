@@ -1,4 +1,5 @@
 import type { Charge } from './charge.ts';
+import type { ChargeCommand, ChargeWriteResult, LedgerEntry } from './grants.ts';
 
 /**
  * Jobs port (part of the documents system of record): `POST /tts` jobs and
@@ -46,7 +47,58 @@ export interface CachedAudio {
   durationSeconds: number;
 }
 
+/** The queue limits a `POST /tts` submission is held to, checked in the same write that accepts it. */
+export interface QueueLimits {
+  /** jobs queued or processing, all accounts together */
+  maxDepth: number;
+  /** jobs queued or processing of the submitting account */
+  perAccount: number;
+}
+
+/** A submission refused for a full queue: nothing was charged. */
+export type QueueFull = { ok: false; queueFull: 'depth' | 'account' };
+
+/**
+ * One `POST /tts` submission being accepted: the charge, the job, its queue
+ * slot and its publication on `tts.jobs` made one write in effect, so that
+ * after any crash a charge has exactly one job (see README, "Jobs").
+ */
+export interface JobSubmission {
+  /**
+   * Charges `cmd` and accepts the job paid by `charge`, once per grant the
+   * billing tries (core/billing/service.ts `charge` with `write`). A queued
+   * job also takes its queue slot here: `QueueFull` when `limits` are
+   * reached. `{ ok: false, grant }` when the conditional charge lost.
+   */
+  write(cmd: ChargeCommand, charge: Charge): Promise<ChargeWriteResult | QueueFull>;
+  /** the billing refused after every attempt: undo what `write` left (nothing was charged) */
+  abandon(): Promise<void>;
+}
+
 export interface JobsStore {
+  /**
+   * Opens the submission of `job` (status `queued`, or `completed` for a
+   * content-cache hit, which takes no queue slot); `job.charge` is set by
+   * `write`. No I/O until `write`.
+   */
+  submission(job: JobRecord, limits: QueueLimits): JobSubmission;
+  /** accepted jobs whose `tts.jobs` message is not yet known to be published, accepted before `before` */
+  unpublished(before: string, limit: number): Promise<string[]>;
+  /** their messages were published */
+  markPublished(jobIds: string[]): Promise<void>;
+  /**
+   * The ledger outbox relay hands over charge entries that name a job
+   * (`entry.jobId`) before they leave the outbox: each job records its
+   * charge as landed. Returns the entries no job holds any more (the
+   * submission was dropped): the relay refunds them.
+   */
+  confirmCharges(entries: LedgerEntry[]): Promise<LedgerEntry[]>;
+  /**
+   * Crash repair, run at start-up and periodically: drops submissions
+   * started before `staleBefore` whose charge never landed (releasing their
+   * queue slots), and heals queue counters that drifted. Returns counts.
+   */
+  repair(staleBefore: string, now: string): Promise<{ abandoned: number; healed: number }>;
   create(job: JobRecord): Promise<JobRecord>;
   get(id: string): Promise<JobRecord | null>;
   getMany(ids: string[]): Promise<JobRecord[]>;

@@ -1,16 +1,29 @@
+import Joi from 'joi';
 import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
 import { createJobsService } from './service.ts';
 import { registerJobRoutes } from './routes.ts';
+import { createJobPublisher, startJobRecovery } from './publication.ts';
+
+interface JobsConfig {
+  JOBS_RECOVERY_INTERVAL_SECONDS: number;
+  JOBS_REPUBLISH_AFTER_SECONDS: number;
+  JOBS_SUBMISSION_TIMEOUT_SECONDS: number;
+}
 
 /** Asynchronous jobs: `POST /tts`, `GET /tts/{jobId}`, `GET /tts?ids=`. Rendering is the inference module's worker. */
 export default definePlugin({
   id: 'jobs',
-  version: '2.0.0',
+  version: '2.1.0',
   coreApi: 2,
-  description: 'Asynchronous TTS jobs with idempotency, content cache and queue limits',
+  description: 'Asynchronous TTS jobs with idempotency, content cache, atomic submission and queue limits',
   engineFeatures: ['generate', 'clone'],
+  config: Joi.object<JobsConfig>({
+    JOBS_RECOVERY_INTERVAL_SECONDS: Joi.number().min(0.1).max(3600).default(10),
+    JOBS_REPUBLISH_AFTER_SECONDS: Joi.number().min(0).max(3600).default(10),
+    JOBS_SUBMISSION_TIMEOUT_SECONDS: Joi.number().min(1).max(86_400).default(60),
+  }),
   deps: {
     jobs: coreServices.jobs,
     catalog: coreServices.catalog,
@@ -23,8 +36,21 @@ export default definePlugin({
     logger: coreServices.logger,
     metrics: coreServices.metrics,
   },
-  register({ deps, route }) {
+  register({ deps, config, route, worker }) {
     deps.metrics.registerCollector(async () => deps.metrics.queueDepth.set(await deps.jobs.countActive()));
-    registerJobRoutes(route, deps.counters.idempotency, createJobsService(deps));
+    const jobPublisher = createJobPublisher(deps);
+    registerJobRoutes(route, deps.counters.idempotency, createJobsService({ ...deps, jobPublisher }));
+    worker({
+      name: 'jobs-recovery',
+      role: 'api',
+      start: async () => {
+        const loop = startJobRecovery(deps, {
+          intervalMs: config.JOBS_RECOVERY_INTERVAL_SECONDS * 1000,
+          republishAfterMs: config.JOBS_REPUBLISH_AFTER_SECONDS * 1000,
+          submissionTimeoutMs: config.JOBS_SUBMISSION_TIMEOUT_SECONDS * 1000,
+        });
+        return () => loop.stop();
+      },
+    });
   },
 });

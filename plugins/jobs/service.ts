@@ -1,15 +1,14 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { timeOrderedUuid } from '../../core/ids.ts';
 import type { AuthContext } from '../../core/http/auth.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
 import type { Blobs } from '../../core/ports/blobs.ts';
 import type { VoiceCatalog } from '../../core/catalog.ts';
 import type { DownloadLinks } from '../../core/downloads.ts';
-import type { Publisher } from '../../core/services.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Config } from '../../config/load.ts';
 import type { BillingService, RequestBilling } from '../../core/billing/service.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
-import { TOPICS } from '../../core/ports/bus.ts';
 import { DomainError } from '../../core/errors.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { preflightSynthesis } from '../../core/http/synthesis-preflight.ts';
@@ -19,6 +18,15 @@ import type { SubmitJobBody } from './schemas.ts';
 import { jobView, JOB_LINK_TTL_SECONDS } from './view.ts';
 
 export const QUEUE_RETRY_SECONDS = 15;
+
+function queueFull(which: 'depth' | 'account', perAccount: number): DomainError {
+  if (which === 'depth') {
+    return new DomainError('limited', 'The job queue is full. Retry in 15 seconds; nothing was charged.', { code: 'QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS });
+  }
+  return new DomainError('limited', `Your account already has ${perAccount} jobs queued. Retry in 15 seconds; nothing was charged.`, {
+    code: 'USER_QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS,
+  });
+}
 
 /**
  * Identical requests of one account share audio: same account, text, voice,
@@ -38,7 +46,6 @@ export interface SubmitContext {
   outcome: OutcomeAnnotation;
 }
 
-/** The job logic of `POST /tts` and the polls; no Koa in here. */
 /** The services the job routes use. */
 export interface JobsDeps {
   jobs: JobsStore;
@@ -46,13 +53,14 @@ export interface JobsDeps {
   billing: BillingService;
   blobs: Blobs;
   downloads: DownloadLinks;
-  publisher: Publisher;
+  /** publishes accepted jobs on `tts.jobs` (publication.ts) */
+  jobPublisher: { publish(jobId: string): Promise<void> };
   config: Config;
   logger: Logger;
 }
 
 export function createJobsService(deps: JobsDeps) {
-  const { jobs, catalog, publisher, downloads, config } = deps;
+  const { jobs, catalog, downloads, config } = deps;
 
   /** A cache hit is served (and charged) only when its file is intact; a damaged one is rendered afresh. */
   async function usableCachedAudio(cacheKey: string) {
@@ -76,18 +84,8 @@ export function createJobsService(deps: JobsDeps) {
       const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: c.auth.accountId, allowClones: true, param: 'voiceId' });
       Object.assign(c.outcome, { voice: voice.id, voiceName: voice.name, engine });
       // Cheap refusals first (word cap, a payer that cannot pay at all), before any preparation work.
-      const { characters, tokens } = await preflightSynthesis(deps.billing, c.auth, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
+      const { characters, tokens, grants } = await preflightSynthesis(deps.billing, c.auth, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
       c.outcome.characters = characters;
-
-      // Queue limits come before billing: a queue-full refusal moves no money.
-      if ((await jobs.countActive()) >= config.limits.queueMaxDepth) {
-        throw new DomainError('limited', 'The job queue is full. Retry in 15 seconds; nothing was charged.', { code: 'QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS });
-      }
-      if ((await jobs.countActiveByAccount(c.auth.accountId)) >= config.limits.userQueueMax) {
-        throw new DomainError('limited', `Your account already has ${config.limits.userQueueMax} jobs queued. Retry in 15 seconds; nothing was charged.`, {
-          code: 'USER_QUEUE_FULL', retryAfterSeconds: QUEUE_RETRY_SECONDS,
-        });
-      }
 
       // The worker prepares the text again when it renders; here it is prepared to refuse, before billing,
       // text with nothing to speak, text that reads far longer than it bills, and (aiRefine) moderated text.
@@ -96,23 +94,28 @@ export function createJobsService(deps: JobsDeps) {
       const cacheKey = cacheKeyOf({ accountId: c.auth.accountId, text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });
       const cachedPresent = await usableCachedAudio(cacheKey);
 
-      const charge = await c.billing.charge({ engine, tokens });
       const now = new Date().toISOString();
       const job: JobRecord = {
-        id: 'job_' + randomUUID(), accountId: c.auth.accountId, keyId: c.auth.keyId, status: cachedPresent ? 'completed' : 'queued',
+        id: 'job_' + timeOrderedUuid(), accountId: c.auth.accountId, keyId: c.auth.keyId, status: cachedPresent ? 'completed' : 'queued',
         source: 'tts', text: body.text, voiceId: voice.id, voiceName: voice.name, engine, emotion: body.emotion, speed: body.speed,
-        aiRefine: body.aiRefine, textLength: characters, cacheKey, charge, audioKey: cachedPresent?.audioKey ?? null,
+        aiRefine: body.aiRefine, textLength: characters, cacheKey, charge: null, audioKey: cachedPresent?.audioKey ?? null,
         durationSeconds: cachedPresent?.durationSeconds ?? null, processingMs: cachedPresent ? 0 : null, attempts: 0,
         leaseOwner: null, leaseUntil: null, errorCode: null, error: null, refunded: false, createdAt: now, startedAt: null,
         completedAt: cachedPresent ? now : null,
       };
+      // One write accepts it: the queue limits (a queued job only), the charge, the job and its publication.
+      const submission = jobs.submission(job, { maxDepth: config.limits.queueMaxDepth, perAccount: config.limits.userQueueMax });
       try {
-        await jobs.create(job);
-        if (!cachedPresent) await publisher.publish(TOPICS.jobs, [{ id: job.id, key: job.id, value: { jobId: job.id } }]);
+        job.charge = await c.billing.charge({
+          engine, tokens, grants,
+          write: async (cmd, charge) => {
+            const written = await submission.write(cmd, charge);
+            if ('queueFull' in written) throw queueFull(written.queueFull, config.limits.userQueueMax);
+            return written;
+          },
+        });
       } catch (err) {
-        // Accepted money must not vanish: if the job could not be recorded or queued, give it back.
-        await c.billing.refund(charge);
-        if (!cachedPresent) await jobs.fail(job.id, { errorCode: 'synthesis_unavailable', error: 'The job could not be queued.', completedAt: new Date().toISOString() }).catch(() => false);
+        await submission.abandon().catch((cause: unknown) => deps.logger.warn('a refused submission was not cleaned up; the jobs recovery will', { jobId: job.id, err: cause as Error }));
         throw err;
       }
       c.outcome.jobId = job.id;
@@ -129,6 +132,8 @@ export function createJobsService(deps: JobsDeps) {
         };
       }
       c.outcome.queued = true;
+      // Published after the answer; shutdown waits for it (the outcome's pending work), a crash leaves it to the recovery.
+      c.outcome.pending.push(deps.jobPublisher.publish(job.id));
       return { status: 201, body: { jobId: job.id, status: 'queued', message: 'Job queued. Poll GET /api/v1/tts/' + job.id + ' every 2 to 3 seconds.' } };
     },
 

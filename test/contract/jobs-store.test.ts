@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteJobs } from '../../core/adapters/documents/sqlite-jobs.ts';
-import { createMongoJobs } from '../../core/adapters/documents/mongo-jobs.ts';
+import { createMongoDocuments } from '../../core/adapters/documents/mongo.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
 
 /** The jobs store contract, run against every adapter. */
@@ -230,9 +230,9 @@ if (mongoUrl) {
   const client = new MongoClient(mongoUrl);
   test.after.always(() => client.close());
   jobsContract('mongo', async () => {
-    const db = client.db(`contract_jobs_${randomUUID().slice(0, 8)}`);
-    const jobs = await createMongoJobs(db);
-    return { jobs, close: async () => void (await db.dropDatabase()) };
+    const name = `contract_jobs_${randomUUID().slice(0, 8)}`;
+    const { jobs } = await createMongoDocuments(client, name);
+    return { jobs, close: async () => void (await client.db(name).dropDatabase()) };
   });
 } else {
   console.log('jobs store contract: MongoDB adapter skipped, MONGODB_URL is not set');

@@ -62,3 +62,20 @@ test('one request is paid by one grant: nothing is split across grants', async (
   const err = await t.throwsAsync(billing.charge({ payer, engine: 'v4', tokens: PRICE, route: 'tts', requestId: 'y' }));
   t.is((err as DomainError).code, 'GRANT_TOKENS_EXHAUSTED');
 });
+
+test('race against a daily cap: the charges that lose are refused GRANT_DAILY_LIMIT with resetAt from a fresh read, not from the snapshot they started with', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 1_000_000, dailyCap: PRICE * 5 + 10 } });
+  const billing = await p.platform.service(coreServices.billing);
+  const payer = { accountId: acct.accountId, keyId: acct.keyId, grantId: acct.grantId };
+  // All of them read the grant while it could still pay, then race for it.
+  const results = await Promise.allSettled(
+    Array.from({ length: 40 }, (_, i) => billing.charge({ payer, engine: 'v4', tokens: PRICE, route: 'tts', requestId: `cap${i}` })),
+  );
+  t.is(results.filter((r) => r.status === 'fulfilled').length, 5);
+  for (const r of results.filter((x): x is PromiseRejectedResult => x.status === 'rejected')) {
+    const err = r.reason as DomainError;
+    t.is(err.code, 'GRANT_DAILY_LIMIT');
+    t.like(err.details, { remaining: 10, required: PRICE });
+    t.truthy((err.details as { resetAt?: string }).resetAt);
+  }
+});

@@ -234,6 +234,11 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
   };
 }
 
+/** Whether a charge entry still waits in the outbox of one of the account's grants (it left once published). */
+export function chargeQueuedIn(grants: Collection<GrantDoc>): (accountId: string, chargeId: string) => Promise<boolean> {
+  return async (accountId, chargeId) => (await grants.findOne({ accountId, 'outbox.id': chargeId }, { projection: { _id: 1 } })) !== null;
+}
+
 export async function createBillingIndexes(db: Db): Promise<void> {
   await db.collection('grants').createIndexes([
     { key: { accountId: 1, createdAt: 1 } },

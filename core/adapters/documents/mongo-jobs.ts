@@ -1,5 +1,8 @@
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { CachedAudio, JobRecord, JobsStore } from '../../ports/jobs.ts';
+import { ACTIVE, fromDoc, isQueueable, toJobDoc, type JobDoc } from './mongo-job-docs.ts';
+import { createQueueSlots, insertHoldingSlots } from './mongo-queue-slots.ts';
+import { createMongoSubmissions, type SubmissionBilling } from './mongo-submissions.ts';
 
 /**
  * Jobs on MongoDB with the semantics of sqlite-jobs.ts. Every state change is
@@ -8,46 +11,39 @@ import type { CachedAudio, JobRecord, JobsStore } from '../../ports/jobs.ts';
  * racing a failure, are decided by the server, not by a read.
  */
 
-type JobDoc = Omit<JobRecord, 'id'> & { _id: string; seq?: number };
 type CacheDoc = CachedAudio & { _id: string };
-type CounterDoc = { _id: string; seq: number };
 
-const ACTIVE = ['queued', 'processing'] as const;
 const RECENT_RENDERS = 50;
 
-function toDoc(job: JobRecord, seq: number | undefined): JobDoc {
-  const { id, ...rest } = job;
-  return seq === undefined ? { ...rest, _id: id } : { ...rest, _id: id, seq };
-}
-
-function fromDoc(doc: JobDoc | null): JobRecord | null {
-  if (!doc) return null;
-  const { _id, seq: _seq, ...rest } = doc;
-  return { ...rest, id: _id };
-}
-
-export async function createMongoJobs(db: Db): Promise<JobsStore> {
+/** `billing` applies a submission's charge (mongo-billing.ts); jobs and grants share the database. */
+export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promise<JobsStore> {
   const jobs = db.collection<JobDoc>('tts_jobs');
   const cache = db.collection<CacheDoc>('tts_audio_cache');
-  const counters = db.collection<CounterDoc>('counters');
+  const slots = createQueueSlots(db, 'tts_jobs');
   await createJobIndexes(jobs);
 
-  // A counter, not ObjectId order: ObjectIds minted by several API processes within one second sort by process, not by submission.
-  const nextSeq = async (): Promise<number> => {
-    const doc = await counters.findOneAndUpdate(
-      { _id: 'tts_jobs' },
-      { $inc: { seq: 1 } },
-      { upsert: true, returnDocument: 'after' },
+  /** Ends an active job once; the one write that ends it gives its queue slots back. */
+  async function finish(id: string, set: Partial<JobDoc>): Promise<boolean> {
+    const before = await jobs.findOneAndUpdate(
+      { _id: id, status: { $in: [...ACTIVE] } },
+      { $set: { ...set, leaseOwner: null, leaseUntil: null }, $unset: { slot: '' } },
+      { returnDocument: 'before', projection: { slot: 1, accountId: 1 } },
     );
-    if (!doc) throw new Error('tts_jobs counter upsert returned no document');
-    return doc.seq;
-  };
+    if (!before) return false;
+    if (before.slot) await slots.release(before.accountId);
+    return true;
+  }
 
   return {
+    ...createMongoSubmissions({ jobs, slots, billing }),
     async create(job) {
-      // Only a job that can wait in the queue needs a place in it; saved /audio/speech copies skip the counter write.
-      const queueable = (ACTIVE as readonly string[]).includes(job.status);
-      await jobs.insertOne(toDoc(job, queueable ? await nextSeq() : undefined));
+      // An async job waiting in the queue holds its slots, like one accepted by a submission (no limits here).
+      if (isQueueable(job) && job.source === 'tts') {
+        const doc = toJobDoc(job, { slot: true });
+        await insertHoldingSlots(slots, job.accountId, null, () => jobs.insertOne(doc), () => jobs.deleteOne({ _id: doc._id }));
+      } else {
+        await jobs.insertOne(toJobDoc(job));
+      }
       return job;
     },
     async get(id) {
@@ -56,7 +52,7 @@ export async function createMongoJobs(db: Db): Promise<JobsStore> {
     async getMany(ids) {
       if (ids.length === 0) return [];
       const docs = await jobs.find({ _id: { $in: ids } }).toArray();
-      return docs.map((doc) => fromDoc(doc) as JobRecord);
+      return docs.map(fromDoc).filter((job): job is JobRecord => job !== null);
     },
     async claim(id, owner, leaseUntil, now) {
       const claimable: Filter<JobDoc> = { _id: id, $or: [{ status: 'queued' }, { status: 'processing', leaseUntil: { $lt: now } }] };
@@ -86,28 +82,13 @@ export async function createMongoJobs(db: Db): Promise<JobsStore> {
       );
     },
     async complete(id, r) {
-      const res = await jobs.updateOne(
-        { _id: id, status: { $in: [...ACTIVE] } },
-        {
-          $set: {
-            status: 'completed', audioKey: r.audioKey, durationSeconds: r.durationSeconds, processingMs: r.processingMs,
-            completedAt: r.completedAt, leaseOwner: null, leaseUntil: null, error: null,
-          },
-        },
-      );
-      return res.modifiedCount === 1;
+      return finish(id, {
+        status: 'completed', audioKey: r.audioKey, durationSeconds: r.durationSeconds, processingMs: r.processingMs,
+        completedAt: r.completedAt, error: null,
+      });
     },
     async fail(id, r) {
-      const res = await jobs.updateOne(
-        { _id: id, status: { $in: [...ACTIVE] } },
-        {
-          $set: {
-            status: 'failed', errorCode: r.errorCode, error: r.error, completedAt: r.completedAt,
-            leaseOwner: null, leaseUntil: null,
-          },
-        },
-      );
-      return res.modifiedCount === 1;
+      return finish(id, { status: 'failed', errorCode: r.errorCode, error: r.error, completedAt: r.completedAt });
     },
     async markRefunded(id) {
       await jobs.updateOne({ _id: id }, { $set: { refunded: true } });
@@ -163,5 +144,8 @@ async function createJobIndexes(jobs: Collection<JobDoc>): Promise<void> {
     { key: { status: 1, seq: 1 }, name: 'active_queue', partialFilterExpression: active },
     { key: { accountId: 1, status: 1 }, name: 'active_by_account', partialFilterExpression: active },
     { key: { source: 1, completedAt: -1 }, name: 'recent_completed', partialFilterExpression: { status: 'completed' } },
+    { key: { accountId: 1 }, name: 'holding_slots', partialFilterExpression: { slot: true } },
+    { key: { submission: 1, createdAt: 1 }, name: 'submissions_pending', partialFilterExpression: { submission: 'pending' } },
+    { key: { publishPending: 1, createdAt: 1 }, name: 'publications_pending', partialFilterExpression: { publishPending: true } },
   ]);
 }

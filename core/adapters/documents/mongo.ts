@@ -11,7 +11,7 @@ import type {
   Documents,
   KeysStore,
 } from '../../ports/documents.ts';
-import { createBillingIndexes, createMongoGrants, type GrantDoc, type LedgerDoc } from './mongo-billing.ts';
+import { chargeQueuedIn, createBillingIndexes, createMongoGrants, type GrantDoc, type LedgerDoc } from './mongo-billing.ts';
 import { createMongoLedger, createMongoOutbox } from './mongo-ledger.ts';
 
 /**
@@ -38,14 +38,15 @@ export async function createMongoDocuments(client: MongoClient, dbName: string):
   await createIndexes(db);
   const grants = db.collection<GrantDoc>('grants');
   const ledger = db.collection<LedgerDoc>('ledger');
+  const grantsStore = createMongoGrants(grants, ledger);
   return {
     accounts: createAccounts(db),
     keys: createKeys(db),
-    grants: createMongoGrants(grants, ledger),
+    grants: grantsStore,
     outbox: createMongoOutbox(grants),
     ledger: createMongoLedger(ledger),
     clones: createClones(db),
-    jobs: await createMongoJobs(db),
+    jobs: await createMongoJobs(db, { charge: grantsStore.charge, chargeQueued: chargeQueuedIn(grants) }),
     webhooks: await createMongoWebhooks(db),
     identity: await createMongoIdentity(db),
     async ping() {

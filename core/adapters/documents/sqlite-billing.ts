@@ -77,8 +77,50 @@ function grantParams(grant: Grant): Record<string, string | number | null> {
   };
 }
 
-function isUniqueViolation(err: unknown): boolean {
+export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/*
+ * Moves with every grant write through a handle: the active-grants cache of
+ * `listActive` compares it (and `PRAGMA data_version` for other handles).
+ * Shared per handle, so a charge written by the jobs store invalidates too.
+ */
+const grantGenerations = new WeakMap<EmbeddedDb, { n: number }>();
+
+function grantGeneration(db: EmbeddedDb): { n: number } {
+  let generation = grantGenerations.get(db);
+  if (!generation) grantGenerations.set(db, (generation = { n: 0 }));
+  return generation;
+}
+
+/** Applies a checked charge command; call inside a transaction. */
+export type SqliteCharger = (cmd: ChargeCommand, nowMs: number) => Grant | null;
+
+/**
+ * The conditional charge and its outbox row, for use inside a caller's
+ * transaction (the grants store, and the jobs store's submissions). An entry
+ * id already in the outbox throws (unique), rolling the caller back.
+ */
+export function createSqliteCharger(db: EmbeddedDb): SqliteCharger {
+  const chargeGrant = db.prepare(CHARGE_SQL);
+  const insertOutbox = db.prepare(`INSERT INTO ledger_outbox ${ENTRY_INSERT}`);
+  const generation = grantGeneration(db);
+  return (cmd, nowMs) => {
+    generation.n++;
+    const row = chargeGrant.get({ grantId: cmd.grantId, tokens: cmd.tokens, dayKey: cmd.dayKey, weekKey: cmd.weekKey, nowMs }) as GrantRow | undefined;
+    if (!row) return null;
+    insertOutbox.run(entryParams(chargeEntry(cmd)));
+    return toGrant(row);
+  };
+}
+
+export function readSqliteGrant(db: EmbeddedDb): (id: string) => Grant | null {
+  const selectOne = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE id = ?`);
+  return (id) => {
+    const row = selectOne.get(id) as GrantRow | undefined;
+    return row ? toGrant(row) : null;
+  };
 }
 
 export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
@@ -87,14 +129,12 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
       day_key, day_used, week_key, week_used, expires_at, expires_ms, is_gift, engines, status, created_at)
     VALUES (@id, @accountId, @plan, @totalTokens, @usedTokens, @dailyCap, @weeklyCap,
       @dayKey, @dayUsed, @weekKey, @weekUsed, @expiresAt, @expiresMs, @isGift, @engines, @status, @createdAt)`);
-  const selectOne = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE id = ?`);
   const selectActive = db.prepare(
     `SELECT ${GRANT_COLUMNS} FROM grants WHERE account_id = ? AND status = 'active' ORDER BY created_at, rowid`,
   );
   const selectAll = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE account_id = ? ORDER BY created_at, rowid`);
   const selectPage = db.prepare(`SELECT ${GRANT_COLUMNS} FROM grants WHERE id > ? ORDER BY id LIMIT ?`);
   const updateStatus = db.prepare('UPDATE grants SET status = ? WHERE id = ?');
-  const chargeGrant = db.prepare(CHARGE_SQL);
   const refundGrant = db.prepare(REFUND_SQL);
   const insertOutbox = db.prepare(`INSERT INTO ledger_outbox ${ENTRY_INSERT}`);
   const selectRefundOf = db.prepare(`SELECT 1 FROM ledger_outbox WHERE kind = 'refund' AND charge_id = ?`);
@@ -104,24 +144,9 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
        AND (id = @chargeId OR charge_id = @chargeId) ORDER BY seq LIMIT 1`,
   );
 
-  const read = (id: string): Grant | null => {
-    const row = selectOne.get(id) as GrantRow | undefined;
-    return row ? toGrant(row) : null;
-  };
-
+  const read = readSqliteGrant(db);
   const writes = groupCommit(db);
-  const chargeTx = db.transaction((cmd: ChargeCommand, nowMs: number): Grant | null => {
-    const row = chargeGrant.get({
-      grantId: cmd.grantId,
-      tokens: cmd.tokens,
-      dayKey: cmd.dayKey,
-      weekKey: cmd.weekKey,
-      nowMs,
-    }) as GrantRow | undefined;
-    if (!row) return null;
-    insertOutbox.run(entryParams(chargeEntry(cmd)));
-    return toGrant(row);
-  });
+  const chargeTx = db.transaction(createSqliteCharger(db));
 
   const refundTx = db.transaction((cmd: RefundCommand): boolean => {
     const { entry } = cmd;
@@ -139,7 +164,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
   });
 
   // Active grants are read on every charge and balance call. They are cached
-  // per account and revalidated cheaply: `generation` moves with every grant
+  // per account and revalidated cheaply: the generation moves with every grant
   // write through this handle, `PRAGMA data_version` with every commit by
   // another connection to the file (another process, the admin CLI). The
   // pragma is asked at most every VERSION_RECHECK_MS rather than on every
@@ -156,10 +181,10 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     }
     return versionSeen;
   };
-  let generation = 0;
+  const generation = grantGeneration(db);
   const activeCache = new Map<string, { version: unknown; generation: number; grants: Grant[] }>();
   const wrote = <T>(result: T): T => {
-    generation++;
+    generation.n++;
     return result;
   };
 
@@ -174,10 +199,10 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     async listActive(accountId) {
       const version = currentVersion();
       const hit = activeCache.get(accountId);
-      if (hit && hit.version === version && hit.generation === generation) return hit.grants.map((g) => ({ ...g }));
+      if (hit && hit.version === version && hit.generation === generation.n) return hit.grants.map((g) => ({ ...g }));
       const grants = (selectActive.all(accountId) as GrantRow[]).map(toGrant);
       if (activeCache.size >= 10_000) activeCache.clear();
-      activeCache.set(accountId, { version, generation, grants });
+      activeCache.set(accountId, { version, generation: generation.n, grants });
       return grants.map((g) => ({ ...g }));
     },
     async listByAccount(accountId) {
@@ -193,7 +218,7 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     async charge(cmd): Promise<ChargeWriteResult> {
       const nowMs = checkCharge(cmd);
       try {
-        const grant = await writes.run(() => wrote(chargeTx(cmd, nowMs)));
+        const grant = await writes.run(() => chargeTx(cmd, nowMs));
         if (grant) return { ok: true, grant };
       } catch (err) {
         // An entry id already in the outbox rolls the grant update back with it.
@@ -215,12 +240,14 @@ export function createSqliteOutbox(db: EmbeddedDb): OutboxStore {
   const publishAll = db.transaction((ids: string[]) => {
     for (const id of ids) publish.run(id);
   });
+  const writes = groupCommit(db);
   return {
     async pending(limit) {
       return selectPending.all(limit).map(toEntry);
     },
     async markPublished(ids) {
-      publishAll(ids);
+      // Shares the commit of the requests being accepted meanwhile.
+      if (ids.length > 0) await writes.run(() => publishAll(ids));
     },
   };
 }
