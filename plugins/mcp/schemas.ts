@@ -15,7 +15,7 @@ export const PROTECTED_RESOURCE_OPERATION: OperationDoc = {
         scopes_supported: Joi.array().items(Joi.string()).required().example(['tts', 'offline_access']),
         bearer_methods_supported: Joi.array().items(Joi.string()).required(),
         resource_name: Joi.string().required(),
-        resource_documentation: Joi.string().uri().required(),
+        resource_documentation: Joi.string().uri().required().description('the API reference page, `{base_url}/docs`'),
       }),
     },
   },
