@@ -23,7 +23,7 @@ export function trustedProxies(list: string[]): TrustFn {
   return list.length === 0 ? () => false : proxyaddr.compile(list);
 }
 
-/** One spelling per address: `::ffff:192.0.2.1` is 192.0.2.1. */
+/** One spelling per address: `::ffff:192.0.2.1` is 192.0.2.1, `2001:DB8::0:1` is 2001:db8::1. */
 export function canonicalAddress(address: string): string {
   try {
     return ipaddr.process(address).toString();
@@ -32,12 +32,17 @@ export function canonicalAddress(address: string): string {
   }
 }
 
+/** The socket's own address: Node already writes it one way, except IPv4 mapped into IPv6. */
+function peerAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
 /** The client's address; strips the forwarded headers an untrusted peer sent. */
 export function resolveClient(req: IncomingMessage, trust: TrustFn): string {
   const peer = req.socket.remoteAddress ?? '';
   if (!trust(peer, 0)) {
-    for (const name of FORWARDED_HEADERS) delete req.headers[name];
-    return canonicalAddress(peer);
+    for (const name of FORWARDED_HEADERS) if (name in req.headers) delete req.headers[name];
+    return peerAddress(peer);
   }
   const client = canonicalAddress(proxyaddr(req, trust));
   // Later readers of the header (Koa's ctx.ips, the OAuth server) see the address decided here.

@@ -7,9 +7,13 @@ import type { Metrics } from '../../metrics.ts';
 /**
  * The edge limits of SPEC "Limits", per source address: under /api/v1
  * 3000 requests a minute and 300 connections at once; on a stream route 500
- * requests a minute and 20 at once. Counted in the counters store (Redis in
- * a fleet, so every API process shares one count), the address taken from
- * core/http/edge/client-address.ts.
+ * requests a minute and 20 at once. The address comes from
+ * core/http/edge/client-address.ts. Requests a minute are counted in the
+ * counters store (Redis in a fleet, so every API process shares one count);
+ * connections at once are counted by each API process, as nginx counts them
+ * per instance: they are that process's sockets, a shared count would cost
+ * two more store round trips on every request, and a process that dies
+ * takes its count with it instead of leaving slots to expire.
  *
  * When no ingress is in front, this is the edge, and it answers as the edge
  * does (SPEC "Tell-apart rules for 429 and 503"): a bare 429 (requests per
@@ -23,8 +27,6 @@ import type { Metrics } from '../../metrics.ts';
  * the reason it is down.
  */
 
-/** A held connection slot outlives its request only when a process dies; then it expires. */
-const SLOT_TTL_SECONDS = 3600;
 const STORE_WARNING_INTERVAL_MS = 60_000;
 
 export type EdgeZone = 'api' | 'stream';
@@ -50,7 +52,31 @@ function refuse(ctx: Koa.Context, status: 429 | 503): void {
   ctx.body = `<html>\n<head><title>${title}</title></head>\n<body>\n<center><h1>${title}</h1></center>\n<hr><center>edge</center>\n</body>\n</html>\n`;
 }
 
-export function edgeGate(zone: EdgeZone, limits: EdgeLimits, deps: EdgeDeps): EdgeGate | null {
+/** Requests open at once per address, in this process. */
+export class OpenRequests {
+  private readonly open = new Map<string, number>();
+
+  /** takes a place unless `max` are taken; returns the release function, or null */
+  take(key: string, max: number): (() => void) | null {
+    const count = this.open.get(key) ?? 0;
+    if (count >= max) return null;
+    this.open.set(key, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.open.get(key) ?? 1) - 1;
+      if (left > 0) this.open.set(key, left);
+      else this.open.delete(key);
+    };
+  }
+
+  count(key: string): number {
+    return this.open.get(key) ?? 0;
+  }
+}
+
+export function edgeGate(zone: EdgeZone, limits: EdgeLimits, deps: EdgeDeps, open = new OpenRequests()): EdgeGate | null {
   if (limits.requestsPerMinute === 0 && limits.connections === 0) return null;
   let lastWarning = 0;
   const storeFailed = (err: unknown) => {
@@ -67,21 +93,19 @@ export function edgeGate(zone: EdgeZone, limits: EdgeLimits, deps: EdgeDeps): Ed
 
   return async (ctx) => {
     const key = `edge:${zone}:${ctx.ip}`;
-    try {
-      if (limits.requestsPerMinute > 0) {
+    if (limits.requestsPerMinute > 0) {
+      try {
         const decision = await deps.counters.rateLimiter.consume(key, limits.requestsPerMinute, 60);
         if (!decision.allowed) return refused(ctx, 'rate');
+      } catch (err) {
+        storeFailed(err);
       }
-      if (limits.connections > 0) {
-        const held = await deps.counters.slots.acquire(key, limits.connections, SLOT_TTL_SECONDS);
-        if (!held.ok || !held.slotId) return refused(ctx, 'connections');
-        const slotId = held.slotId;
-        const release = () => void deps.counters.slots.release(key, slotId).catch(storeFailed);
-        if (ctx.res.destroyed || ctx.res.writableFinished) release();
-        else ctx.res.once('close', release);
-      }
-    } catch (err) {
-      storeFailed(err);
+    }
+    if (limits.connections > 0) {
+      const release = open.take(key, limits.connections);
+      if (!release) return refused(ctx, 'connections');
+      if (ctx.res.destroyed || ctx.res.writableFinished) release();
+      else ctx.res.once('close', release);
     }
     return true;
   };
