@@ -24,6 +24,11 @@ export interface Config {
   metricsToken: string | null;
   /** SIGTERM to exit: in-flight work settles within this */
   shutdownTimeoutSeconds: number;
+  /**
+   * addresses and CIDR ranges of the proxies in front (TRUSTED_PROXIES):
+   * X-Forwarded-For and -Proto are believed only from these
+   */
+  trustedProxies: string[];
   /** every setting as read (environment over CONFIG_FILE), for plugins' own config sections */
   source: Record<string, unknown>;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -65,6 +70,10 @@ export interface Config {
     /** per-key limit of the balance and usage routes */
     accountRoutesPerMinute: number;
     streamsPerGrant: number;
+    /** open streams per signed-in person (AuthContext.userId) */
+    streamsPerUser: number;
+    /** SPEC Limits "Edge": per source address under /api/v1, and on stream routes; 0 = off */
+    edge: { api: EdgeLimits; stream: EdgeLimits };
     streamHeartbeatSeconds: number;
     streamAbandonSeconds: number;
     /** syntheses of `/audio/speech` and `/agent/speech` at once, and how long one waits for a turn */
@@ -73,6 +82,11 @@ export interface Config {
   inference: { concurrency: number; jobMaxAttempts: number; leaseSeconds: number; retryBaseMs: number };
   moderationTerms: string[];
   webhooks: { allowLoopback: boolean; caFile: string | null; retryScale: number };
+}
+
+export interface EdgeLimits {
+  requestsPerMinute: number;
+  connections: number;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     opsPort: v.OPS_PORT,
     metricsToken: v.METRICS_TOKEN ?? null,
     shutdownTimeoutSeconds: v.SHUTDOWN_TIMEOUT_SECONDS,
+    trustedProxies: csv(v.TRUSTED_PROXIES),
     source: merged,
     logLevel: v.LOG_LEVEL,
     kafka: v.KAFKA_BROKERS ? { brokers: csv(v.KAFKA_BROKERS), clientId: v.KAFKA_CLIENT_ID, partitions: v.KAFKA_PARTITIONS } : null,
@@ -162,6 +177,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       accountRoutesPerMinute: v.ACCOUNT_ROUTES_PER_MINUTE,
       ratePerMinute: { speech: v.RATE_SPEECH_PER_MINUTE, dialogue: v.RATE_DIALOGUE_PER_MINUTE, media: v.RATE_MEDIA_PER_MINUTE },
       streamsPerGrant: v.STREAMS_PER_GRANT,
+      streamsPerUser: v.STREAMS_PER_USER,
+      edge: {
+        api: { requestsPerMinute: v.EDGE_REQUESTS_PER_MINUTE, connections: v.EDGE_CONNECTIONS },
+        stream: { requestsPerMinute: v.EDGE_STREAM_REQUESTS_PER_MINUTE, connections: v.EDGE_STREAM_CONNECTIONS },
+      },
       streamHeartbeatSeconds: v.STREAM_HEARTBEAT_SECONDS,
       streamAbandonSeconds: v.STREAM_ABANDON_SECONDS,
       speech: {

@@ -1,4 +1,25 @@
 import Joi from 'joi';
+import ipaddr from 'ipaddr.js';
+
+/** Names proxy-addr understands besides addresses and CIDR ranges. */
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** A comma-separated list of addresses, CIDR ranges (`10.0.0.0/8`) and the presets above. */
+const proxyList = Joi.string().allow('').default('').custom((value: string, helpers) => {
+  for (const entry of value.split(',').map((e) => e.trim()).filter(Boolean)) {
+    if (PROXY_PRESETS.includes(entry)) continue;
+    const valid = entry.includes('/') ? (() => {
+      try {
+        ipaddr.parseCIDR(entry);
+        return true;
+      } catch {
+        return false;
+      }
+    })() : ipaddr.isValid(entry);
+    if (!valid) return helpers.message({ custom: `"TRUSTED_PROXIES" entry "${entry}" is not an address, a CIDR range or one of ${PROXY_PRESETS.join(', ')}` });
+  }
+  return value;
+});
 
 /**
  * Every setting the platform reads, validated once at start-up. Values come
@@ -58,8 +79,15 @@ export const envSchema = Joi.object({
   RATE_DIALOGUE_PER_MINUTE: Joi.number().integer().min(1).default(20),
   RATE_MEDIA_PER_MINUTE: Joi.number().integer().min(1).default(10),
   ACCOUNT_ROUTES_PER_MINUTE: Joi.number().integer().min(1).default(600),
+  // Edge limits per source address (SPEC Limits); 0 turns one off (an ingress in front enforces it).
+  TRUSTED_PROXIES: proxyList,
+  EDGE_REQUESTS_PER_MINUTE: Joi.number().integer().min(0).default(3000),
+  EDGE_CONNECTIONS: Joi.number().integer().min(0).default(300),
+  EDGE_STREAM_REQUESTS_PER_MINUTE: Joi.number().integer().min(0).default(500),
+  EDGE_STREAM_CONNECTIONS: Joi.number().integer().min(0).default(20),
   STREAM_CAPACITY: Joi.number().integer().min(1).default(64),
   STREAMS_PER_GRANT: Joi.number().integer().min(1).default(4),
+  STREAMS_PER_USER: Joi.number().integer().min(1).default(2),
   STREAM_HEARTBEAT_SECONDS: Joi.number().min(0.1).default(2),
   STREAM_ABANDON_SECONDS: Joi.number().min(1).default(120),
   SPEECH_CONCURRENCY_PER_KEY: Joi.number().integer().min(1).default(16),

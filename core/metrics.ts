@@ -20,6 +20,8 @@ export interface Metrics {
   streamSlotsCapacity: client.Gauge<string>;
   /** `POST /tts` jobs queued or rendering: what QUEUE_MAX_DEPTH limits (read at scrape time) */
   queueDepth: client.Gauge<string>;
+  /** requests the edge limits refused per source address (`zone` api or stream, `limit` rate or connections) */
+  edgeRefusals: client.Counter<'zone' | 'limit'>;
   /** events the usage aggregator wrote to the analytics store, by kind (`outcome`, `job_close`) */
   usageEventsWritten: client.Counter<'kind'>;
   /** runs `collect` before every scrape (gauges read from elsewhere: consumer lag, stream slots, queue depth) */
@@ -64,6 +66,7 @@ export function createMetrics(withDefaults = true): Metrics {
     streamSlotsInUse: new client.Gauge({ name: 'stream_slots_in_use', help: 'Open-stream slots taken in the service-wide pool', registers: [registry], collect }),
     streamSlotsCapacity: new client.Gauge({ name: 'stream_slots_capacity', help: 'Open-stream slots of the service (STREAM_CAPACITY)', registers: [registry] }),
     queueDepth: new client.Gauge({ name: 'tts_queue_depth', help: 'Jobs queued or rendering (limited by QUEUE_MAX_DEPTH)', registers: [registry], collect }),
+    edgeRefusals: new client.Counter({ name: 'edge_refusals_total', help: 'Requests refused by the per-address edge limits', labelNames: ['zone', 'limit'], registers: [registry] }),
     usageEventsWritten: new client.Counter({ name: 'usage_events_written_total', help: 'Events the usage aggregator wrote to analytics', labelNames: ['kind'], registers: [registry] }),
   };
 }

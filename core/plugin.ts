@@ -58,14 +58,35 @@ export type RouteHandler<B = any, Q = any> = (ctx: RouteContext, input: RouteInp
 /** Rate-limit classes of SPEC "Limits". `null` = not throttled. */
 export type RateClass = 'speech' | 'dialogue' | 'media' | null;
 
-/** One documented response of a route (for the API reference). */
+/** A documented response header (for the API reference). */
+export interface HeaderDoc {
+  description: string;
+  /** the value's schema (a header is a string on the wire; numbers are checked as numbers) */
+  schema?: Joi.Schema;
+  /** always sent with this response */
+  required?: boolean;
+}
+
+/**
+ * One documented response of a route, for the API reference
+ * (`GET /api/v1/openapi.json`, built by core/http/openapi). Responses core
+ * itself may give (400 validation, 401, 413, 415, 429, 500 and the edge's
+ * 429 and 503) are added by core; a route documents its successes and its
+ * own refusals. Integration tests check every response against it.
+ */
 export interface ResponseDoc {
   description: string;
-  /** JSON body schema; omit for binary or empty bodies */
+  /**
+   * The JSON body. On an error status (>= 400) it holds only the fields a
+   * route adds to its error envelope (e.g. `cloneUrl`); omitted, the body is
+   * the route's envelope. Omit it for binary or empty bodies.
+   */
   schema?: Joi.Schema;
-  /** content type when not JSON (e.g. `audio/mpeg`) */
+  /** content type(s) when not JSON (e.g. `audio/mpeg`); a binary body */
   contentType?: string | string[];
-  headers?: Record<string, string>;
+  headers?: Record<string, string | HeaderDoc>;
+  /** a sample body for the reference (Vietnamese text where there is text) */
+  example?: unknown;
 }
 
 export interface RouteDefinition<B = any, Q = any> {
@@ -91,9 +112,21 @@ export interface RouteDefinition<B = any, Q = any> {
   jsonLimit?: string;
   /** validated by core before the handler (400 VALIDATION_FAILED, one message per field) */
   request?: { body?: Joi.Schema<B>; query?: Joi.Schema<Q>; params?: Joi.ObjectSchema };
-  /** for the API reference */
+  /** for the API reference: a multipart form (fields and files) that the handler validates itself */
+  form?: Joi.ObjectSchema;
+  /** for the API reference: request headers the route reads (e.g. `Idempotency-Key`) */
+  requestHeaders?: Record<string, HeaderDoc>;
+  /** for the API reference: one line, and optionally more (Markdown) */
   summary?: string;
+  description?: string;
+  /** for the API reference and the response checks of the tests: every status the route itself answers */
   responses?: Record<number, ResponseDoc>;
+  /**
+   * a long-lived streamed response (SPEC Limits): its own edge limits per
+   * source address, and at most STREAMS_PER_USER open at once per signed-in
+   * person (AuthContext.userId)
+   */
+  stream?: boolean;
   handler: RouteHandler<B, Q>;
 }
 
@@ -102,6 +135,32 @@ export interface MountDefinition {
   /** path prefix it owns, e.g. `/admin/v1` */
   prefix: string;
   middleware: Koa.Middleware;
+  /** the public operations it serves, for the API reference (leave out private ones such as HTML pages) */
+  operations?: OperationDoc[];
+  /** OpenAPI security schemes it provides (e.g. the OAuth authorization server's `oauth2`) */
+  securitySchemes?: Record<string, Record<string, unknown>>;
+}
+
+/** A public operation of a mount, documented like a route. */
+export interface OperationDoc {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** the whole path (`/oauth/token`), Koa router syntax for parameters */
+  path: string;
+  /** operationId */
+  name: string;
+  summary: string;
+  description?: string;
+  request?: {
+    body?: Joi.Schema;
+    /** content type(s) of the body (default application/json) */
+    bodyContentType?: string | string[];
+    query?: Joi.ObjectSchema;
+  };
+  /** error bodies without a schema: the native envelope, or none (the operation documents its own) */
+  envelope?: 'native' | 'none';
+  /** security scheme names (any one of them); none = open */
+  security?: string[];
+  responses: Record<number, ResponseDoc>;
 }
 
 export interface BackgroundWorker {

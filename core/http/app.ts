@@ -7,6 +7,8 @@ import { routePipeline, type PipelineServices } from './route-pipeline.ts';
 import { sendError, toApiError } from './envelopes.ts';
 import { ApiError } from '../errors.ts';
 import type { Drain } from './drain.ts';
+import { clientAddress, trustedProxies } from './edge/client-address.ts';
+import { edgeGate, edgeMiddleware } from './edge/edge-limits.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -27,15 +29,23 @@ function methodRefusal(ctx: Koa.Context): ApiError | null {
 }
 
 /**
- * The Koa application of the API listener: request ids, in-flight tracking
- * and the error boundary for everything outside plugin routes, then every
- * plugin route under /api/v1, the mounts plugins own (admin, OAuth, MCP,
- * console) and core's own routers.
+ * The Koa application of the API listener: the client's address (forwarded
+ * headers believed only from TRUSTED_PROXIES), request ids, in-flight
+ * tracking and the error boundary for everything outside plugin routes,
+ * then the edge limits and every plugin route under /api/v1, the mounts
+ * plugins own (admin, OAuth, MCP, console) and core's own routers.
  */
 export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
+  // Koa reads X-Forwarded-Proto and -Host only with `proxy`; clientAddress() has removed them unless a trusted proxy sent them.
   const app = new Koa({ proxy: true });
   app.silent = true;
   const { drain } = parts;
+  const { edge } = services.config.limits;
+  const edgeDeps = { counters: services.counters, logger: services.logger, metrics: services.metrics };
+  const apiEdge = edgeMiddleware(edgeGate('api', edge.api, edgeDeps));
+  const streamEdge = edgeGate('stream', edge.stream, edgeDeps);
+
+  app.use(clientAddress(trustedProxies(services.config.trustedProxies)));
 
   app.use(async (ctx, next) => {
     const requestId = randomUUID();
@@ -67,14 +77,14 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   const api = new Router({ prefix: API_PREFIX });
   for (const def of parts.routes) {
     const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    api[method](def.path, routePipeline(def, services, drain));
+    api[method](def.path, routePipeline(def, services, drain, def.stream ? streamEdge : null));
   }
   const apiRoutes: Koa.Middleware = compose<any>([api.routes(), api.allowedMethods()]);
   const mounts = [...parts.mounts].sort((a, b) => b.prefix.length - a.prefix.length);
   const otherRoutes: Koa.Middleware = compose<any>(parts.coreRouters.flatMap((r) => [r.routes(), r.allowedMethods()]));
   // One prefix test sends API traffic straight to its router: the hot path skips the probe and mount routers.
   app.use((ctx, next) => {
-    if (ctx.path.startsWith(API_PREFIX + '/')) return apiRoutes(ctx, next);
+    if (ctx.path.startsWith(API_PREFIX + '/')) return apiEdge(ctx, () => apiRoutes(ctx, next));
     const mount = mounts.find((m) => ctx.path === m.prefix || ctx.path.startsWith(m.prefix.endsWith('/') ? m.prefix : m.prefix + '/'));
     return mount ? mount.middleware(ctx, next) : otherRoutes(ctx, next);
   });

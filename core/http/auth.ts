@@ -14,6 +14,12 @@ export interface AuthContext {
   keyKind: KeyKind;
   /** which verifier accepted the credential: `api_key` (absent means the same) or a plugin's verifier name */
   via?: string;
+  /**
+   * the signed-in person the credential stands for, when it is a person's
+   * sign-in (a console session) rather than an API key: routes marked
+   * `stream` allow STREAMS_PER_USER open streams per person (SPEC Limits)
+   */
+  userId?: string;
 }
 
 /**

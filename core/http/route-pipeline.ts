@@ -15,6 +15,8 @@ import { buildOutcomeEvent, newOutcome } from './outcome.ts';
 import { validate } from './validate.ts';
 import { TOPICS } from '../ports/bus.ts';
 import type { Drain } from './drain.ts';
+import type { EdgeGate } from './edge/edge-limits.ts';
+import { holdUserStream } from './edge/user-streams.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
@@ -95,10 +97,11 @@ function validatedInput(def: RouteDefinition, ctx: RouteContext): RouteInput<unk
 
 /**
  * Core's request phases around one plugin route, in order: outcome (log
- * phase, published after the response ends), error boundary (route's own
- * envelope), authentication, rate limit, body parsing, validation, handler.
+ * phase, published after the response ends), the stream route's own edge
+ * limits, error boundary (route's own envelope), authentication, rate limit,
+ * open streams per signed-in person, body parsing, validation, handler.
  */
-export function routePipeline(def: RouteDefinition, services: PipelineServices, drain: Drain): Koa.Middleware {
+export function routePipeline(def: RouteDefinition, services: PipelineServices, drain: Drain, streamEdge: EdgeGate | null = null): Koa.Middleware {
   const parse = bodyParser(def);
   const envelope = def.envelope ?? 'native';
   const perMinute = def.perMinute;
@@ -118,6 +121,10 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
       drain.hold(publishOutcome(ctx, services, def, errorCode));
     });
 
+    if (streamEdge && !(await streamEdge(ctx as unknown as Koa.Context))) {
+      outcome.skip = true;
+      return;
+    }
     try {
       if (def.auth !== 'none') {
         const key = readPresentedKey(ctx.headers, def.extraKeyHeader);
@@ -133,6 +140,10 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
           outcome.skip = true;
           throw err;
         }
+      }
+      if (def.stream && state.auth?.userId) {
+        const held = await holdUserStream(services.counters.slots, state.auth.userId, services.config.limits.streamsPerUser);
+        onResponseEnd(ctx.res, () => void held.release().catch((err: unknown) => services.logger.warn('a user stream slot was not released; it expires', { err: err as Error })));
       }
       if (parse) {
         if (def.body !== 'multipart') requireJsonContentType(ctx);

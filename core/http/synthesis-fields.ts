@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { SCHEMA_HINT } from './openapi/json-schema.ts';
 import { EMOTIONS } from '../../config/emotions.ts';
 import { countCharacters } from '../billing/pricing.ts';
 import { hasLongCombiningRun, MAX_COMBINING_RUN } from '../speechkit/text/unicode.ts';
@@ -47,15 +48,19 @@ export function textField(name: string, options: { trim?: boolean } = {}) {
       'string.empty': `${name} must not be empty`,
       'text.max': `${name} must be at most ${MAX_TEXT_CHARS} characters`,
       'text.marks': `${name} has a run of more than ${MAX_COMBINING_RUN} combining marks`,
-    });
+    })
+    // maxLength counts UTF-16 units in JSON Schema; the limit here counts characters after NFC, as billing does.
+    .meta({ [SCHEMA_HINT]: { minLength: 1 } })
+    .description(`Vietnamese text to speak, at most ${MAX_TEXT_CHARS} characters (counted after Unicode NFC, as billed); English words are read without markup`)
+    .example('Xin chào! Hôm nay trời Hà Nội trong xanh, rất hợp để đi dạo quanh Hồ Gươm.');
 }
 
 /** Joi keys of the native synthesis fields, to extend with route-specific ones. */
 export const nativeSynthesisKeys = {
   text: textField('text'),
-  voiceId: Joi.string().trim().max(200).allow(null, ''),
-  emotion: Joi.string().valid(...EMOTIONS).default('natural'),
+  voiceId: Joi.string().trim().max(200).allow(null, '').description('catalogue id, display name, or your own `clone_` id; omitted: the default voice').example('vi-north-female-mai'),
+  emotion: Joi.string().valid(...EMOTIONS).default('natural').description('accepted, billed and ignored by v4 (no reading styles); write cue tags such as [cười] in the text instead'),
   speed: Joi.number().min(0.5).max(2).default(1),
-  engine: Joi.string().trim().max(40).allow(null, ''),
-  aiRefine: Joi.boolean().default(false),
+  engine: Joi.string().trim().max(40).allow(null, '').description('`v4` (the default); `v3` is retired').example('v4'),
+  aiRefine: Joi.boolean().default(false).description('moderate and normalise pronunciation (formulas, acronyms, mixed English) for a surcharge'),
 };

@@ -9,6 +9,8 @@ import { buildKoaApp } from '../http/app.ts';
 import { Drain } from '../http/drain.ts';
 import { probeRoutes, Readiness } from '../http/probes.ts';
 import { fileRoutes } from '../http/files.ts';
+import { buildOpenApiDocument } from '../http/openapi/document.ts';
+import { documentRoute, referencePage } from '../http/openapi/reference.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { startOutboxRelay } from '../billing/outbox-relay.ts';
 import { ServiceRegistry } from './registry.ts';
@@ -102,10 +104,14 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
       registry.get(coreServices.bus, 'core'), registry.get(coreServices.downloads, 'core'), registry.get(coreServices.blobs, 'core'),
       registry.get(coreServices.jobs, 'core'),
     ]);
+    const selfApi = await registry.get(selfApiRef, 'core');
+    // The reference documents every route, its own included; built on first request, when {base_url} is known.
+    const routes = [...wired.routes];
+    routes.push({ ...documentRoute(() => buildOpenApiDocument({ routes, mounts: wired.mounts, plugins: [{ id: 'core', description: 'The API reference itself' }, ...wired.plugins], baseUrl: selfApi.publicBaseUrl() })), plugin: 'core' });
     const app = buildKoaApp({ config, logger, metrics, keys, counters, billing, bus }, {
-      routes: wired.routes,
+      routes,
       mounts: wired.mounts,
-      coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger })],
+      coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger }), referencePage()],
       drain,
     });
     server = http.createServer(app.callback());
@@ -114,7 +120,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
     const port = await listen(server, config.port, config.host);
     url = `http://127.0.0.1:${port}`;
     if (!config.publicBaseUrl) downloads.setBaseUrl(url);
-    (await registry.get(selfApiRef, 'core')).bind(url);
+    selfApi.bind(url);
   }
 
   const ops = new Koa();

@@ -14,6 +14,8 @@ export interface Wired {
   workers: BackgroundWorker[];
   readiness: ReadinessCheck[];
   authenticators: CredentialVerifier[];
+  /** every wired feature, for the API reference's groups */
+  plugins: Array<{ id: string; description: string }>;
 }
 
 /** Refuses a feature written for another core API, a duplicate id, a missing or circular dependency. */
@@ -86,7 +88,7 @@ export async function wireFeatures(features: Feature[], registry: ServiceRegistr
   const configs = featureConfigs(features, source);
   for (const { definition } of features) for (const factory of definition.provides ?? []) registry.provide(factory, definition.id);
 
-  const wired: Wired = { routes: [], mounts: [], workers: [], readiness: [], authenticators: [] };
+  const wired: Wired = { routes: [], mounts: [], workers: [], readiness: [], authenticators: [], plugins: [] };
   const owners = new Map<string, string>();
   const claim = (what: string, plugin: string) => {
     const owner = owners.get(what);
@@ -95,6 +97,7 @@ export async function wireFeatures(features: Feature[], registry: ServiceRegistr
   };
   for (const { definition } of inDependencyOrder(features)) {
     const id = definition.id;
+    wired.plugins.push({ id, description: definition.description });
     let deps;
     try {
       deps = await registry.resolve(definition.deps, id);

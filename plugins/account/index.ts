@@ -1,5 +1,6 @@
 import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
+import { balanceResponse } from './schemas.ts';
 
 /** `GET /balance`: what the key's account can spend now (SPEC: Balance). */
 export default definePlugin({
@@ -13,6 +14,7 @@ export default definePlugin({
       method: 'GET', path: '/balance', auth: 'required', name: 'balance',
       perMinute: deps.config.limits.accountRoutesPerMinute,
       summary: 'What the key can spend now',
+      responses: { 200: { description: 'Tokens the key can spend, and the plan they are measured on', schema: balanceResponse } },
       handler: async (ctx) => {
         const auth = ctx.state.auth!;
         ctx.body = await deps.billing.balance({ accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId });

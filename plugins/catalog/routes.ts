@@ -2,7 +2,7 @@ import type { RouteRegistrar } from '../../core/plugin.ts';
 import type { VoiceCatalog } from '../../core/catalog.ts';
 import type { BillingService } from '../../core/billing/service.ts';
 import type { Logger } from '../../core/logger.ts';
-import { engineQuery } from './schemas.ts';
+import { audioVoicesResponse, emotionTagsResponse, engineQuery, enginesResponse, voicesResponse } from './schemas.ts';
 import { EMOTIONS, CUE_TAGS, STYLES_BY_ENGINE } from '../../config/emotions.ts';
 
 export interface CatalogDeps {
@@ -14,6 +14,7 @@ export interface CatalogDeps {
 export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps): void {
   route({
     method: 'GET', path: '/engines', auth: 'none', name: 'engines', summary: 'Engines served and their billing multipliers',
+    responses: { 200: { description: 'The engines and the live billing multipliers', schema: enginesResponse } },
     handler: async (ctx) => {
       ctx.body = { engines: deps.catalog.engines(), globalMultiplier: deps.billing.globalMultiplier };
     },
@@ -22,6 +23,7 @@ export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps):
   route({
     method: 'GET', path: '/emotion-tags', auth: 'none', name: 'emotion_tags', summary: 'Reading styles and inline cue tags of an engine',
     request: { query: engineQuery },
+    responses: { 200: { description: 'Styles (none on v4) and cue tags of the engine', schema: emotionTagsResponse } },
     handler: async (ctx, { query }) => {
       const key = deps.catalog.resolveEngine(query.engine);
       ctx.body = { engine: key, styles: STYLES_BY_ENGINE[key] ?? [], cueTags: CUE_TAGS, emotions: EMOTIONS };
@@ -31,6 +33,7 @@ export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps):
   route({
     method: 'GET', path: '/voices', auth: 'optional', name: 'voices', summary: 'Voices of an engine; a key adds your cloned voices',
     request: { query: engineQuery },
+    responses: { 200: { description: 'The catalogue voices of the engine, and your cloned voices when a key is sent', schema: voicesResponse } },
     handler: async (ctx, { query }) => {
       const key = deps.catalog.resolveEngine(query.engine);
       try {
@@ -48,6 +51,7 @@ export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps):
   route({
     method: 'GET', path: '/audio/voices', auth: 'required', name: 'audio_voices', summary: 'Voice ids of an engine (compatible listing)',
     request: { query: engineQuery },
+    responses: { 200: { description: 'Catalogue voice ids of the engine', schema: audioVoicesResponse } },
     handler: async (ctx, { query }) => {
       const key = deps.catalog.resolveEngine(query.engine);
       const voices = await deps.catalog.list({ engine: key, accountId: null });

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
-import { dialogueBody, MAX_PAUSE_MS, type DialogueBody } from './schemas.ts';
+import { dialogueBody, dialogueResponse, MAX_PAUSE_MS, type DialogueBody } from './schemas.ts';
 import { createDialogueService } from './service.ts';
 
 interface DialogueConfig {
@@ -31,7 +31,16 @@ export default definePlugin({
     route<DialogueBody, unknown>({
       method: 'POST', path: '/dialogue', auth: 'required', rateClass: 'dialogue', name: 'dialogue', tracked: true, jsonLimit: '512kb',
       summary: 'Render a multi-speaker dialogue into one WAV',
+      description: 'Turns are spoken in order, each with its own voice, into one 48 kHz WAV. Billed by submitted characters up front (at least 50), refunded on failure.',
       request: { body: dialogueBody },
+      responses: {
+        201: { description: 'The rendered dialogue', schema: dialogueResponse },
+        400: { description: 'Empty or over-long turn list, unknown voice, a voice of another engine, unreadable text, `CLONE_ENGINE_RETIRED` (with `engine`)', schema: Joi.object({ engine: Joi.string() }) },
+        403: { description: 'The grant cannot pay' },
+        422: { description: '`CONTENT_REJECTED` (only with aiRefine)' },
+        429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
+        503: { description: 'No worker for a voice right now, or the server is stopping; refunded' },
+      },
       handler: async (ctx, { body }) => {
         const { auth, billing, outcome, stopping } = ctx.state;
         ctx.status = 201;

@@ -44,5 +44,28 @@ export const dialogueBody = Joi.object<DialogueBody>({
   }),
   engine: Joi.string().trim().max(40).allow(null, ''),
   aiRefine: Joi.boolean().default(false),
-  pauseMs: Joi.number().integer().min(0).max(MAX_PAUSE_MS),
-}).required();
+  pauseMs: Joi.number().integer().min(0).max(MAX_PAUSE_MS).description('silence between two turns; default DIALOGUE_PAUSE_MS (350)'),
+}).required()
+  .example({
+    inputs: [
+      { text: 'Chào chị, hôm nay chị có khỏe không?', voiceId: 'vi-north-male-minh' },
+      { text: 'Cảm ơn em, chị khỏe. Còn em thì sao?', voiceId: 'vi-south-female-lan' },
+    ],
+  });
+
+/** Responses (for the API reference, checked against real responses by the tests). */
+
+export const dialogueResponse = Joi.object({
+  dialogueId: Joi.string().required().example('dlg_0b6f1f5e-2a8c-4d7e-9f3a-5c1b2d3e4f60'),
+  audioUrl: Joi.string().uri().required().description('the WAV, presigned, valid 24 hours'),
+  audioUrlExpiresIn: Joi.number().integer().required().description('seconds (86400)'),
+  duration: Joi.number().required().description('seconds'),
+  sampleRate: Joi.number().integer().required().example(48000),
+  characters: Joi.number().integer().required().description('characters billed'),
+  voiceSegments: Joi.array().items(Joi.object({
+    inputIndex: Joi.number().integer().required(),
+    voiceId: Joi.string().required(),
+    start: Joi.number().required().description('seconds from the start of the file'),
+    end: Joi.number().required(),
+  })).required().description('where each turn sits in the file'),
+});

@@ -6,7 +6,7 @@ import { ConfigError } from '../../config/load.ts';
 import { DEFAULT_MAX_TEMPO } from '../../core/speechkit/timeline/align.ts';
 import { createRecognizer, type AsrConfig } from './asr/index.ts';
 import { ModelDirError } from './asr/model-dir.ts';
-import { dubFields, type DubFields } from './schemas.ts';
+import { dubFields, dubForm, dubResponse, type DubFields } from './schemas.ts';
 import { createDubService } from './service.ts';
 import { discardUploads, requireUpload } from './upload.ts';
 
@@ -65,6 +65,16 @@ export default definePlugin({
     route({
       method: 'POST', path: '/dub', auth: 'required', rateClass: 'media', name: 'dub', tracked: true, body: 'multipart',
       summary: 'Dub a Vietnamese recording with another voice, keeping its timing',
+      description: 'The recording is transcribed and re-spoken with the chosen catalogue voice, each segment at its time. Billed by output duration (65 tokens a second, at least 150, times the engine multiplier) only on success; the upload is first checked against what the grant can pay.',
+      form: dubForm,
+      responses: {
+        201: { description: 'The dubbed recording and its source transcript', schema: dubResponse },
+        400: { description: 'No audio, an unsupported or over-long recording, no speech recognised, unknown voice' },
+        403: { description: 'The grant cannot pay for a recording this long' },
+        429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
+        502: { description: 'Speech recognition failed; nothing charged' },
+        503: { description: 'Speech recognition or a worker is unavailable (`ASR_NOT_CONFIGURED`, `ASR_UNAVAILABLE`); nothing charged' },
+      },
       handler: async (ctx) => {
         try {
           // Validated here, inside the try whose finally deletes the upload.

@@ -19,6 +19,8 @@ export default definePlugin({
       rateClass: 'speech',     // 300 requests per minute per key
       name: 'echo_price',      // logical route name in metrics and usage
       request: { body: Joi.object<{ text: string }>({ text: Joi.string().max(config.ECHO_MAX_CHARS).required() }) },
+      // For the API reference (/api/v1/openapi.json); the tests check every answer against it.
+      responses: { 200: { description: 'The price', schema: Joi.object({ engine: Joi.string(), characters: Joi.number(), tokens: Joi.number() }) } },
       handler: async (ctx, { body }) => { // body validated by core: 400 with one message per field
         const engine = deps.catalog.defaultEngine();
         ctx.body = { engine, ...deps.billing.price({ text: body.text, engine, aiRefine: false }) };

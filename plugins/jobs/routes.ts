@@ -2,7 +2,8 @@ import type { RouteRegistrar } from '../../core/plugin.ts';
 import type { IdempotencyStore } from '../../core/ports/counters.ts';
 import { runIdempotent } from '../../core/http/idempotency.ts';
 import { TEXT_BODY_LIMIT } from '../../core/http/synthesis-fields.ts';
-import { batchQuery, submitJobBody, type SubmitJobBody } from './schemas.ts';
+import Joi from 'joi';
+import { batchQuery, batchResponse, cloneRefusalFields, jobResponse, submitJobBody, submitJobResponse, type SubmitJobBody } from './schemas.ts';
 import type { createJobsService } from './service.ts';
 
 type JobsService = ReturnType<typeof createJobsService>;
@@ -11,7 +12,27 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
   route<SubmitJobBody, unknown>({
     method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     summary: 'Submit a speech job',
+    description: 'Charged up front; refunded if the job fails. Identical text, voice, speed, emotion and engine of the same account is a cache hit: `completed` at once, charged. Completion is reported by polling or by webhook.',
     request: { body: submitJobBody },
+    requestHeaders: {
+      'Idempotency-Key': { description: '8 to 128 printable ASCII characters without whitespace, kept 24 hours per key: a replay returns the original answer and charges nothing', schema: Joi.string().min(8).max(128) },
+    },
+    responses: {
+      201: {
+        description: 'Queued, or completed at once from the cache',
+        schema: submitJobResponse,
+        headers: {
+          'Idempotency-Key': 'echoes the request\'s Idempotency-Key',
+          'Idempotent-Replayed': '`true` when this is the stored answer of an earlier request with the same key',
+        },
+      },
+      400: { description: 'Unknown voice, a voice of another engine, text too long or unreadable, retired engine, `IDEMPOTENCY_KEY_INVALID`, `CLONE_ENGINE_RETIRED` (with `engine`)', schema: cloneRefusalFields },
+      403: { description: 'The grant cannot pay: `GRANT_TOKENS_EXHAUSTED`, `GRANT_EXPIRED`, `GRANT_INACTIVE`, `PLAN_ENGINE_NOT_INCLUDED`' },
+      409: { description: '`IDEMPOTENCY_IN_FLIGHT`: the first request with this key is still running; retry in 1 second with the same key' },
+      422: { description: '`CONTENT_REJECTED` (moderation, only with aiRefine) or `IDEMPOTENCY_KEY_REUSED`' },
+      429: { description: '`GRANT_DAILY_LIMIT`, `GRANT_WEEKLY_LIMIT` (with `resetAt`), `CONCURRENT_CONFLICT`, `QUEUE_FULL`, `USER_QUEUE_FULL` (nothing charged)' },
+      503: { description: 'Too many long texts are being prepared right now; retry shortly (nothing charged)' },
+    },
     handler: async (ctx, { body }) => {
       const auth = ctx.state.auth!;
       const idempotencyKey = ctx.get('idempotency-key') || undefined;
@@ -31,6 +52,11 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
 
   route({
     method: 'GET', path: '/tts/:jobId', auth: 'required', name: 'tts_get', summary: 'Poll one job',
+    description: 'Poll every 2 to 3 seconds until `completed` or `failed`; a failed job answers 200 with status `failed`. Not throttled.',
+    responses: {
+      200: { description: 'The job', schema: jobResponse },
+      404: { description: '`JOB_NOT_FOUND`: unknown, or another account\'s' },
+    },
     handler: async (ctx) => {
       ctx.body = await service.getOne(ctx.params.jobId, ctx.state.auth!.accountId);
     },
@@ -38,7 +64,9 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
 
   route<unknown, { ids: string[] }>({
     method: 'GET', path: '/tts', auth: 'required', name: 'tts_batch', summary: 'Poll up to 50 jobs',
+    description: 'Each entry has the shape of the single poll; ids that are unknown or not yours are listed in `missing`. Not throttled.',
     request: { query: batchQuery },
+    responses: { 200: { description: 'The jobs found and the ids missing', schema: batchResponse } },
     handler: async (ctx, { query }) => {
       ctx.body = await service.getMany(query.ids, ctx.state.auth!.accountId);
     },

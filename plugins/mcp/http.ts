@@ -155,7 +155,7 @@ export function protectedResourceMetadata(selfApi: SelfApi): Koa.Middleware {
       scopes_supported: ['tts', 'offline_access'],
       bearer_methods_supported: ['header'],
       resource_name: 'VieNeu text-to-speech MCP server',
-      resource_documentation: `${base}/api/v1`,
+      resource_documentation: `${base}/docs`,
     };
   };
 }

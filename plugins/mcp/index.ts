@@ -3,6 +3,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
 import { createMcpServerDefinition } from './server.ts';
 import { mcpHttp, protectedResourceMetadata } from './http.ts';
+import { PROTECTED_RESOURCE_OPERATION } from './schemas.ts';
 
 interface McpConfig {
   MCP_TTS_WAIT_SECONDS: number;
@@ -41,6 +42,6 @@ export default definePlugin({
         waitSeconds: config.MCP_TTS_WAIT_SECONDS, pollMs: config.MCP_POLL_MS,
       }),
     });
-    mount({ prefix: '/.well-known/oauth-protected-resource', middleware: protectedResourceMetadata(deps.selfApi) });
+    mount({ prefix: '/.well-known/oauth-protected-resource', middleware: protectedResourceMetadata(deps.selfApi), operations: [PROTECTED_RESOURCE_OPERATION] });
   },
 });

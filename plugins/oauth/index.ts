@@ -15,6 +15,7 @@ import { createConnections } from './connections.ts';
 import { oauthVerifier } from './verifier.ts';
 import { htmlErrors } from './forms.ts';
 import { fetchWithOverrides, parseOverrides } from './fetch-overrides.ts';
+import { OAUTH_OPERATIONS, OAUTH_SECURITY_SCHEMES } from './schemas.ts';
 
 interface OAuthConfig {
   OAUTH_UPSTREAM_ISSUER?: string;
@@ -105,9 +106,15 @@ export default definePlugin({
     mount({
       prefix: '/oauth',
       middleware: compose<any>([htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
+      operations: OAUTH_OPERATIONS.filter((op) => op.path.startsWith('/oauth/')),
+      securitySchemes: OAUTH_SECURITY_SCHEMES,
     });
     // RFC 8414 metadata is the library's discovery document (same fields), served at its own address too.
-    mount({ prefix: '/.well-known/oauth-authorization-server', middleware: (ctx) => delegate(ctx as Koa.Context, '/.well-known/openid-configuration') });
+    mount({
+      prefix: '/.well-known/oauth-authorization-server',
+      middleware: (ctx) => delegate(ctx as Koa.Context, '/.well-known/openid-configuration'),
+      operations: OAUTH_OPERATIONS.filter((op) => op.path.startsWith('/.well-known/')),
+    });
     mount({ prefix: '/.well-known/openid-configuration', middleware: (ctx) => delegate(ctx as Koa.Context) });
 
     authenticator(oauthVerifier({

@@ -17,7 +17,9 @@ import { SCOPE } from './provider.ts';
  * do per key; `grantId` is the account's oldest active grant that covers the
  * default engine (the one an account-level payer is charged from first), so
  * billing, balance and per-grant stream slots behave as for a key on that
- * grant. An account without an active plan cannot use its tokens (403).
+ * grant; `userId` is the person who connected the app, so a token counts
+ * against that person's open streams (SPEC: 2 per signed-in user) as well.
+ * An account without an active plan cannot use its tokens (403).
  */
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -49,7 +51,7 @@ export function oauthVerifier(deps: {
       const now = Date.now();
       const payer = active.find((g) => g.engines.includes(deps.defaultEngine) && (!g.expiresAt || Date.parse(g.expiresAt) > now));
       if (!payer) throw new DomainError('forbidden', 'This account has no active plan. Add a plan to use the service.', { code: 'NO_ACTIVE_PLAN' });
-      return { keyId: `oauth_${accessToken.grantId}`, accountId: user.accountId, grantId: payer.id, keyKind: 'live' };
+      return { keyId: `oauth_${accessToken.grantId}`, accountId: user.accountId, grantId: payer.id, keyKind: 'live', userId: user.id };
     },
   };
 }

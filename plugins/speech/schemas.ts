@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { nativeSynthesisKeys, textField, type NativeSynthesisBody } from '../../core/http/synthesis-fields.ts';
+import { SCHEMA_HINT } from '../../core/http/openapi/json-schema.ts';
 import { ALLOWED_SAMPLE_RATES, AUDIO_FORMATS, type AudioFormat } from '../../core/speechkit/audio/index.ts';
 
 /** Rates the voice-agent platform asks for (SPEC POST /agent/speech). */
@@ -24,7 +25,8 @@ function formatField(name: string) {
     .messages({
       'format.unsupported': `${name} {#value} is not supported; use one of ${AUDIO_FORMATS.join(', ')}`,
       'format.unknown': `${name} must be one of ${AUDIO_FORMATS.join(', ')}`,
-    });
+    })
+    .meta({ [SCHEMA_HINT]: { enum: [...AUDIO_FORMATS] } });
 }
 
 
@@ -48,17 +50,19 @@ export interface AudioSpeechBody {
 /** `POST /audio/speech`. Unknown fields are ignored: clients of the compatible API send fields this service has no use for. */
 export const audioSpeechBody = Joi.object<AudioSpeechBody>({
   input: textField('input'),
-  model: Joi.string().trim().max(100).allow(null, ''),
-  voice: Joi.string().trim().max(200).allow(null, ''),
-  response_format: formatField('response_format'),
-  sample_rate: sampleRate('sample_rate'),
-  speed: Joi.number().min(0.25).max(4).default(1).messages({ 'number.min': 'speed must be between 0.25 and 4.0', 'number.max': 'speed must be between 0.25 and 4.0' }),
-  instructions: Joi.string().allow('', null),
-  stream_format: Joi.string().valid('audio', 'sse'),
-  emotion: Joi.string().valid(...COMPAT_EMOTIONS),
+  model: Joi.string().trim().max(100).allow(null, '').description('`tts-1`, `tts-1-hd`, `service`, `service-v4` and the compatible API\'s mini-tts name all mean v4; other names are ignored, except a `service-…` name of a missing or retired engine (400)').example('tts-1'),
+  voice: Joi.string().trim().max(200).allow(null, '').description('catalogue voice id or display name; omitted: the default voice. The compatible API\'s own voice names are not mapped; `clone_` ids are refused').example('vi-south-female-lan'),
+  response_format: formatField('response_format').description('default `mp3`'),
+  sample_rate: sampleRate('sample_rate').description('default 48000; `pcm` defaults to 24000, `opus` is always 48000 and `ulaw` 8000'),
+  speed: Joi.number().min(0.25).max(4).default(1).messages({ 'number.min': 'speed must be between 0.25 and 4.0', 'number.max': 'speed must be between 0.25 and 4.0' })
+    .description('accepted from 0.25 to 4.0 and clamped to 0.5 to 2.0'),
+  instructions: Joi.string().allow('', null).description('accepted and ignored'),
+  stream_format: Joi.string().valid('audio', 'sse').description('only with `response_format` pcm or ulaw: `audio` sends the bytes chunked, `sse` as server-sent events'),
+  emotion: Joi.string().valid(...COMPAT_EMOTIONS).description('accepted and ignored'),
   aiRefine: Joi.boolean().default(false),
-  engine: Joi.string().trim().max(40).allow(null, ''),
-}).unknown(true).required();
+  engine: Joi.string().trim().max(40).allow(null, '').description('`v4`; wins over `model`'),
+}).unknown(true).required()
+  .example({ model: 'tts-1', input: 'Chào mừng bạn đến với VieNeu. Chúng tôi đọc tiếng Việt tự nhiên như người thật.', voice: 'vi-north-female-mai', response_format: 'mp3' });
 
 export interface TtsStreamBody extends NativeSynthesisBody {
   outputFormat: AudioFormat;
@@ -69,8 +73,9 @@ export interface TtsStreamBody extends NativeSynthesisBody {
 export const ttsStreamBody = Joi.object<TtsStreamBody>({
   ...nativeSynthesisKeys,
   outputFormat: formatField('outputFormat').default('wav'),
-  sampleRate: sampleRate('sampleRate'),
-}).required();
+  sampleRate: sampleRate('sampleRate').description('default 48000; `opus` is always 48000 and `ulaw` 8000 (a conflicting rate is 400)'),
+}).required()
+  .example({ text: 'Xin chào, đây là giọng đọc phát trực tiếp của VieNeu.', voiceId: 'vi-central-female-huong', outputFormat: 'wav' });
 
 export interface AgentSpeechQuery {
   voiceId?: string;
@@ -78,8 +83,8 @@ export interface AgentSpeechQuery {
 }
 
 export const agentSpeechQuery = Joi.object<AgentSpeechQuery>({
-  voiceId: Joi.string().trim().max(200).allow(''),
-  engine: Joi.string().trim().max(40).allow(''),
+  voiceId: Joi.string().trim().max(200).allow('').description('catalogue id or display name; omitted: the default voice').example('vi-north-male-minh'),
+  engine: Joi.string().trim().max(40).allow('').description('`v4`'),
 }).unknown(true);
 
 export interface AgentSpeechBody {
@@ -99,4 +104,16 @@ export const agentSpeechBody = Joi.object<AgentSpeechBody>({
       'any.required': `"message.sampleRate" is required (${AGENT_SAMPLE_RATES.join(', ')})`,
     }),
   }).unknown(true).required(),
-}).unknown(true).required();
+}).unknown(true).required()
+  .example({ message: { type: 'voice-request', text: 'Dạ, em chào anh. Em có thể giúp gì cho anh ạ?', sampleRate: 16000 } });
+
+/** Responses (for the API reference, checked against real responses by the tests). */
+
+export const SPEECH_CONTENT_TYPES = ['audio/mpeg', 'audio/wav', 'audio/ogg', 'audio/basic', 'application/octet-stream', 'text/event-stream'];
+
+export const sampleRateHeader = { description: 'the rate of headerless audio (pcm, ulaw)', schema: Joi.number().integer() };
+
+/** The 503 of POST /tts/stream when streaming capacity is used up. */
+export const streamBusyFields = Joi.object({
+  fallback: Joi.string().valid('generate').description('with `STREAM_BUSY`: render with POST /tts instead'),
+});

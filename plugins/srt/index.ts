@@ -6,7 +6,7 @@ import { DomainError } from '../../core/errors.ts';
 import { validate } from '../../core/http/validate.ts';
 import { DEFAULT_MAX_TEMPO } from '../../core/speechkit/timeline/align.ts';
 import { decodeSrt, parseSrt, SrtError } from './parse.ts';
-import { srtFields, type SrtFields } from './schemas.ts';
+import { srtFields, srtForm, srtRefusalFields, srtResponse, type SrtFields } from './schemas.ts';
 import { createSrtService } from './service.ts';
 import { discardUploads, requireUpload } from './upload.ts';
 
@@ -38,6 +38,16 @@ export default definePlugin({
     route({
       method: 'POST', path: '/srt', auth: 'required', rateClass: 'media', name: 'srt', tracked: true, body: 'multipart',
       summary: 'Dub a subtitle file into a timecode-aligned WAV',
+      description: 'Each cue is spoken at its time; speech that runs long is sped up (pitch kept) and may run into the gap after its cue. Billed for the submitted text up front, refunded on failure; the text validations apply.',
+      form: srtForm,
+      responses: {
+        201: { description: 'The dubbed subtitles', schema: srtResponse },
+        400: { description: 'No file, a file that is not valid SRT (`SRT_INVALID` with `cue` and `line`, `SRT_EMPTY`), unknown voice, unreadable text, `NOTHING_TO_SPEAK`', schema: srtRefusalFields },
+        403: { description: 'The grant cannot pay' },
+        422: { description: '`CONTENT_REJECTED` (only with aiRefine)' },
+        429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
+        503: { description: 'No worker for the voice right now, or the server is stopping; refunded' },
+      },
       handler: async (ctx) => {
         try {
           const body = validate<SrtFields>(srtFields, ctx.request.body);

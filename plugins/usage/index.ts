@@ -1,6 +1,6 @@
 import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
-import { usageQuery, type UsageQuery } from './schemas.ts';
+import { usageQuery, usageResponse, type UsageQuery } from './schemas.ts';
 import { usageReport } from './service.ts';
 
 /** `GET /usage`: totals and breakdowns from the analytics port (ClickHouse in production). */
@@ -15,6 +15,7 @@ export default definePlugin({
       method: 'GET', path: '/usage', auth: 'required', name: 'usage', perMinute: deps.config.limits.accountRoutesPerMinute,
       summary: 'Usage of the key or its account over a window',
       request: { query: usageQuery },
+      responses: { 200: { description: 'Totals and breakdowns over the window', schema: usageResponse } },
       handler: async (ctx, { query }) => {
         ctx.body = await usageReport(deps.analytics, ctx.state.auth!, query);
       },

@@ -1,17 +1,25 @@
 import type { RouteDefinition, RouteRegistrar } from '../../core/plugin.ts';
-import { createWebhookBody, deliveriesQuery, type CreateWebhookBody } from './schemas.ts';
+import {
+  createdEndpointResponse, createWebhookBody, deletedEndpointResponse, deliveriesQuery, deliveriesResponse, endpointListResponse, endpointResponse,
+  rotatedEndpointResponse, type CreateWebhookBody,
+} from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
 /** SPEC allows 10 to 30 per minute for webhook management; counted per key and per operation. */
 export const WEBHOOK_ROUTES_PER_MINUTE = 20;
 
 export function registerWebhookRoutes(register: RouteRegistrar, service: WebhookService): void {
+  const notFound = { 404: { description: '`WEBHOOK_NOT_FOUND`: unknown, or another account\'s' } };
   const route = <B, Q>(def: Omit<RouteDefinition<B, Q>, 'auth' | 'perMinute' | 'tracked'>) =>
     register<B, Q>({ ...def, auth: 'required', perMinute: WEBHOOK_ROUTES_PER_MINUTE, tracked: false });
 
   route<CreateWebhookBody, unknown>({
     method: 'POST', path: '/webhooks', name: 'webhooks_create', jsonLimit: '16kb', summary: 'Register a webhook endpoint',
     request: { body: createWebhookBody },
+    responses: {
+      201: { description: 'The endpoint, with its signing secret shown this once', schema: createdEndpointResponse },
+      400: { description: 'A URL that is not https, carries credentials, or resolves to a private address (`WEBHOOK_URL_…`), or an unknown `apiKeyId`' },
+    },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = await service.create(ctx.state.auth!.accountId, body);
@@ -20,6 +28,7 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
 
   route({
     method: 'GET', path: '/webhooks', name: 'webhooks_list', summary: 'List webhook endpoints',
+    responses: { 200: { description: 'The account\'s endpoints', schema: endpointListResponse } },
     handler: async (ctx) => {
       ctx.body = await service.list(ctx.state.auth!.accountId);
     },
@@ -27,6 +36,7 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
 
   route({
     method: 'GET', path: '/webhooks/:endpointId', name: 'webhooks_get', summary: 'One webhook endpoint',
+    responses: { 200: { description: 'The endpoint', schema: endpointResponse }, ...notFound },
     handler: async (ctx) => {
       ctx.body = await service.get(ctx.state.auth!.accountId, ctx.params.endpointId);
     },
@@ -34,6 +44,8 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
 
   route({
     method: 'DELETE', path: '/webhooks/:endpointId', name: 'webhooks_delete', summary: 'Delete a webhook endpoint',
+    description: 'Deliveries still pending fail `endpoint_unavailable`.',
+    responses: { 200: { description: 'Deleted', schema: deletedEndpointResponse }, ...notFound },
     handler: async (ctx) => {
       ctx.body = await service.remove(ctx.state.auth!.accountId, ctx.params.endpointId);
     },
@@ -42,6 +54,7 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
   route<unknown, { limit: number }>({
     method: 'GET', path: '/webhooks/:endpointId/deliveries', name: 'webhooks_deliveries', summary: 'Recent delivery attempts of an endpoint',
     request: { query: deliveriesQuery },
+    responses: { 200: { description: 'Recent delivery records (at most `limit`)', schema: deliveriesResponse }, ...notFound },
     handler: async (ctx, { query }) => {
       ctx.body = await service.deliveries(ctx.state.auth!.accountId, ctx.params.endpointId, query.limit);
     },
@@ -49,6 +62,8 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
 
   route({
     method: 'POST', path: '/webhooks/:endpointId/rotate-secret', name: 'webhooks_rotate_secret', summary: 'Rotate the signing secret',
+    description: 'The new secret is shown once; the previous one keeps verifying for 24 hours (deliveries carry one `v1=` signature per live secret).',
+    responses: { 200: { description: 'The endpoint with its new secret', schema: rotatedEndpointResponse }, ...notFound },
     handler: async (ctx) => {
       ctx.body = await service.rotateSecret(ctx.state.auth!.accountId, ctx.params.endpointId);
     },

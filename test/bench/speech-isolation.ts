@@ -61,6 +61,8 @@ const summary = (xs: number[]) => `${xs.length} probes, p50 ${percentile(xs, 50)
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-isolation-'));
 const server = await spawnServer('core/main.ts', {
   DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api,pipelines,inference',
+  // One load generator is one source address: the per-address edge limits would measure themselves.
+  EDGE_REQUESTS_PER_MINUTE: '0', EDGE_CONNECTIONS: '0', EDGE_STREAM_REQUESTS_PER_MINUTE: '0', EDGE_STREAM_CONNECTIONS: '0',
 });
 const api = `${server.url}/api/v1`;
 

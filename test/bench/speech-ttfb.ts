@@ -113,7 +113,7 @@ async function longStreamRss(p: TestPlatform): Promise<{ growthMb: number; ok: b
 }
 
 async function main(): Promise<void> {
-  const p = await startSpeechPlatform({ RATE_SPEECH_PER_MINUTE: '100000' });
+  const p = await startSpeechPlatform({ RATE_SPEECH_PER_MINUTE: '100000', EDGE_STREAM_REQUESTS_PER_MINUTE: '0', EDGE_REQUESTS_PER_MINUTE: '0' });
   try {
     console.log(`text: ${[...TEXT_200].length} characters; engine espeak-ng; ${RUNS} runs after ${WARMUP} warm-up runs per route`);
     const stream = await measure(p, 'POST /tts/stream (wav)', '/tts/stream', { text: TEXT_200 }, wavFrameSeconds);

@@ -188,7 +188,7 @@ async function main(): Promise<void> {
 
     platform = await startTestPlatform({
       CLICKHOUSE_URL: URL, CLICKHOUSE_DATABASE: database, CLICKHOUSE_USER: USER, CLICKHOUSE_PASSWORD: PASSWORD,
-      ACCOUNT_ROUTES_PER_MINUTE: '100000',
+      ACCOUNT_ROUTES_PER_MINUTE: '100000', EDGE_REQUESTS_PER_MINUTE: '0', EDGE_CONNECTIONS: '0',
     });
     const accounts = new Map<keyof typeof picked, { acct: number; rows: number; accountId: string; apiKey: string }>();
     for (const [label, { acct, n }] of Object.entries(picked) as Array<[keyof typeof picked, { acct: number; n: number }]>) {

@@ -255,7 +255,38 @@ test('NetworkPolicies: the ops port only from monitoring, the synthesis port onl
   const ingress = named(manifests, 'Ingress', 'rel-api')!;
   t.like(ingress.spec.rules[0].http.paths[0].backend, { service: { name: 'rel-api', port: { number: 80 } } });
   const annotations = (ingress.metadata as { annotations?: Record<string, string> }).annotations ?? {};
-  t.deepEqual(Object.keys(annotations), ['cert-manager.io/cluster-issuer'], 'only what the values set: no edge limits from the chart');
+  t.deepEqual(Object.keys(annotations), ['cert-manager.io/cluster-issuer'], 'the rest of the site (OAuth pages, /mcp, /docs, downloads) has no edge limits');
+});
+
+test('SPEC Limits "Edge" as ingress-nginx annotations: /api/v1 at 3000 a minute and 300 connections, the stream route at 500 and 20, each its own location', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const { manifests } = template(tools, [PRODUCTION]);
+  const annotationsOf = (m: Manifest) => (m.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+  const edge = named(manifests, 'Ingress', 'rel-api-edge')!;
+  const stream = named(manifests, 'Ingress', 'rel-api-stream')!;
+  t.like(annotationsOf(edge), {
+    'nginx.ingress.kubernetes.io/limit-rpm': '3000', 'nginx.ingress.kubernetes.io/limit-connections': '300',
+    'nginx.ingress.kubernetes.io/limit-burst-multiplier': '1', 'cert-manager.io/cluster-issuer': 'letsencrypt',
+  });
+  t.like(annotationsOf(stream), {
+    'nginx.ingress.kubernetes.io/limit-rpm': '500', 'nginx.ingress.kubernetes.io/limit-connections': '20', 'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+  });
+  t.like(edge.spec.rules[0], { host: 'api.vieneu.vn', http: { paths: [{ path: '/api/v1', pathType: 'Prefix', backend: { service: { name: 'rel-api', port: { number: 80 } } } }] } });
+  t.like(stream.spec.rules[0], { host: 'api.vieneu.vn', http: { paths: [{ path: '/api/v1/tts/stream', pathType: 'Exact' }] } });
+  t.deepEqual(edge.spec.tls, named(manifests, 'Ingress', 'rel-api')!.spec.tls, 'the same TLS');
+  // The API must believe the ingress's X-Forwarded-For, and the setting must pass the platform's own check.
+  const config = named(manifests, 'ConfigMap', 'rel-config')!.data!;
+  t.is(config.TRUSTED_PROXIES, '10.0.0.0/8');
+  t.deepEqual(loadConfig({ TRUSTED_PROXIES: config.TRUSTED_PROXIES } as NodeJS.ProcessEnv).trustedProxies, ['10.0.0.0/8']);
+
+  const off = template(tools, [PRODUCTION], ['api.ingress.edgeLimits.stream.connections=0', 'api.ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/limit-rpm=stray']);
+  t.is(off.status, 0, off.stderr);
+  const offStream = annotationsOf(named(off.manifests, 'Ingress', 'rel-api-stream')!);
+  t.false('nginx.ingress.kubernetes.io/limit-connections' in offStream, '0 leaves the limit out');
+  t.is(offStream['nginx.ingress.kubernetes.io/limit-rpm'], '500', 'the edge values win over a stray annotation');
+  const disabled = template(tools, [PRODUCTION], ['api.ingress.edgeLimits.enabled=false']);
+  t.deepEqual(byKind(disabled.manifests, 'Ingress').map((m) => m.metadata.name), ['rel-api']);
 });
 
 test('the chart README documents every key of values.yaml', async (t) => {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { watchPlatform } from './checked-fetch.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -30,6 +31,7 @@ function inheritedEnv(): NodeJS.ProcessEnv {
 /**
  * Runs `core/main.ts` (what `npm start` runs) as a child process, so tests
  * can kill it the hard way. Resolves once the platform logged its start.
+ * Responses the test receives from it are checked against its API reference.
  */
 export async function startChildPlatform(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildPlatform> {
   const child = spawn(process.execPath, ['--import=tsx', 'core/main.ts'], {
@@ -63,6 +65,11 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
   const servesApi = (env.ROLES ?? 'api').includes('api');
   for (let i = 0; i < 50 && url === null && servesApi; i++) {
     await new Promise((r) => setTimeout(r, 20));
+  }
+  // The test's calls to it are checked against its API reference, as for an in-process platform.
+  if (url) {
+    const unwatch = await watchPlatform(url, null);
+    void exited.then(unwatch);
   }
   return {
     child,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../config/load.ts';
 import { startPlatform, type Platform } from '../../core/kernel/platform.ts';
+import { UndocumentedResponse, watchPlatform } from './checked-fetch.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -23,7 +24,9 @@ export interface TestPlatform {
 
 /**
  * Starts the real platform (all roles, embedded defaults) on a free port with
- * its own data directory. `env` overrides configuration variables.
+ * its own data directory. `env` overrides configuration variables. Every
+ * response a test receives from it is checked against its API reference
+ * (test/helpers/checked-fetch.ts).
  */
 export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-test-'));
@@ -32,6 +35,10 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
   const config = loadConfig({ PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env, ...plugins } as NodeJS.ProcessEnv);
   const platform = await startPlatform(config, {});
   const url = platform.url!;
+  const unwatch = await watchPlatform(url, platform.server).catch(async (err: unknown) => {
+    await platform.stop();
+    throw err;
+  });
 
   const withJson = (init: (RequestInit & { json?: unknown }) | undefined, headers: Record<string, string>): RequestInit => {
     const { json, ...rest } = init ?? {};
@@ -61,8 +68,10 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       return (await res.json()) as { accountId: string; grantId: string; keyId: string; apiKey: string };
     },
     async stop() {
+      const undocumented = unwatch();
       await platform.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (undocumented.length > 0) throw new UndocumentedResponse(undocumented);
     },
   };
   return test;

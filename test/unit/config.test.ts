@@ -31,7 +31,17 @@ const BAD: Array<[string, Record<string, string>, RegExp]> = [
   ['METRICS_TOKEN must be long enough', { METRICS_TOKEN: 'short' }, /"METRICS_TOKEN" length must be at least 16/],
   ['MODULES must name module folders', { MODULES: 'plugins/speech' }, /"MODULES" must be a comma-separated list of module folders/],
   ['VOICE_MODELS must name known voices', { VOICE_MODELS: 'nobody=/tmp/x' }, /VOICE_MODELS names unknown voice "nobody"/],
+  ['TRUSTED_PROXIES must list addresses or CIDR ranges', { TRUSTED_PROXIES: '10.0.0.0/8,ingress' }, /"TRUSTED_PROXIES" entry "ingress" is not an address/],
+  ['EDGE_CONNECTIONS cannot be negative', { EDGE_CONNECTIONS: '-1' }, /"EDGE_CONNECTIONS" must be greater than or equal to 0/],
 ];
+
+test('edge limits default to SPEC Limits; no proxy is trusted unless TRUSTED_PROXIES names it', (t) => {
+  const c = loadConfig({} as NodeJS.ProcessEnv);
+  t.deepEqual(c.limits.edge, { api: { requestsPerMinute: 3000, connections: 300 }, stream: { requestsPerMinute: 500, connections: 20 } });
+  t.is(c.limits.streamsPerUser, 2);
+  t.deepEqual(c.trustedProxies, []);
+  t.deepEqual(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8, loopback,2001:db8::/32' } as NodeJS.ProcessEnv).trustedProxies, ['10.0.0.0/8', 'loopback', '2001:db8::/32']);
+});
 
 for (const [rule, env, message] of BAD) {
   test(`a bad value stops start-up naming the variable and the rule: ${rule}`, (t) => {
