@@ -14,7 +14,7 @@ export function createLocalEngine(): RouterEngine {
   return new RouterEngine({ espeak: new EspeakEngine(), onnx: new OnnxEngine() });
 }
 
-export async function createEngine(config: Pick<Config, 'inferenceUrl' | 'roles'>): Promise<SpeechEngine> {
-  if (config.inferenceUrl && !config.roles.includes('inference')) return new RemoteEngine({ baseUrl: config.inferenceUrl });
+export async function createEngine(config: Pick<Config, 'inferenceUrls' | 'roles'>): Promise<SpeechEngine> {
+  if (config.inferenceUrls.length > 0 && !config.roles.includes('inference')) return new RemoteEngine({ baseUrl: config.inferenceUrls });
   return createLocalEngine();
 }
