@@ -1,7 +1,7 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, stderrReporter, type BusErrorReporter } from './retry.ts';
-import { consumerGroupId, isRetriable, quietLogCreator, retryRetriable } from './kafka-support.ts';
+import { consumerGroupId, isRetriable, isTransient, quietLogCreator, retryRetriable } from './kafka-support.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
@@ -20,6 +20,12 @@ export interface KafkaBusOptions {
   replicationFactor?: number;
   /** first retry delay, doubled on each further attempt (default 200) */
   retryBackoffMs?: number;
+  /**
+   * How long publish() keeps trying while the broker cannot be reached
+   * (default 120 s, Kafka's own delivery.timeout.ms): a broker restart
+   * delays the events published meanwhile instead of losing them.
+   */
+  publishTimeoutMs?: number;
   onError?: BusErrorReporter;
 }
 
@@ -45,6 +51,8 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN, logCreator: quietLogCreator });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
+  const publishTimeoutMs = opts.publishTimeoutMs ?? 120_000;
+  let closed = false;
   const onError = opts.onError ?? stderrReporter('kafka');
   const admin = kafka.admin();
   // Idempotent producer: broker-side dedupe of retried sends, which needs one request in flight to keep order.
@@ -90,14 +98,27 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     return ready;
   }
 
+  /*
+   * kafkajs gives up on a send after about ten seconds of failed retries,
+   * shorter than a broker restart. Sends are repeated here while the broker
+   * is out of reach, up to publishTimeoutMs; the idempotent producer keeps a
+   * repeated send that had in fact been written from being written twice.
+   */
   async function publish<T>(topic: string, messages: OutgoingMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
-    await ensureTopic(topic);
     const publishedAt = new Date().toISOString();
-    await producer.send({
-      topic,
-      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify({ id: m.id, value: m.value, publishedAt } satisfies Envelope) })),
-    });
+    const records = messages.map((m) => ({ key: m.key, value: JSON.stringify({ id: m.id, value: m.value, publishedAt } satisfies Envelope) }));
+    const deadline = Date.now() + publishTimeoutMs;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        await ensureTopic(topic);
+        await producer.send({ topic, messages: records });
+        return;
+      } catch (error) {
+        if (closed || !isTransient(error) || Date.now() + wait > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   async function deadLetter(topic: string, message: KafkaMessage): Promise<void> {
@@ -266,6 +287,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     },
 
     async close() {
+      closed = true;
       await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
       await producer.disconnect();
       await admin.disconnect();
