@@ -38,6 +38,15 @@ interface Envelope {
 /** Longest wait between heartbeats while a retry backs off, well inside the default 30 s session timeout. */
 const HEARTBEAT_SLICE_MS = 3000;
 
+/*
+ * Fetch sizes of batch subscribers. kafkajs fetches at most 1 MB of a
+ * partition at a time (about 1,500 outcome events), which would cap every
+ * batch there whatever maxBatch says, and a batch is one write downstream
+ * (a ClickHouse insert). 8 MB a partition, 32 MB a fetch, hold a consumer's
+ * memory within bounds while letting batches reach their maxBatch.
+ */
+const BATCH_FETCH = { maxBytesPerPartition: 8 << 20, maxBytes: 32 << 20 };
+
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
@@ -230,7 +239,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async subscribeBatch<T>(options: BatchSubscribeOptions<T>) {
       const { topic, group, handler } = options;
       const maxBatch = Math.max(1, options.maxBatch);
-      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs }, (consumer, control) => consumer.run({
+      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs, ...BATCH_FETCH }, (consumer, control) => consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
