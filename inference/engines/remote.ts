@@ -107,7 +107,7 @@ export class RemoteEngine implements SpeechEngine {
       });
     } catch (err) {
       if (request.signal?.aborted) throw abortError(request.signal);
-      // A busy instance that sent no audio in time has the request still running: no second render elsewhere.
+      // No audio within the deadline: the caller has waited its fill; another instance would double the wait.
       if (deadline.signal.aborted) throw new EngineUnavailableError(`inference service at ${base} unavailable: no audio within ${this.firstByteTimeoutMs} ms`);
       throw new InstanceUnavailable(`inference service at ${base} unavailable: ${causeOf(err)}`);
     } finally {
