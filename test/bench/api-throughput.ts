@@ -23,7 +23,7 @@ function summarise(label: string, runs: LoadResult[]): LoadResult {
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-bench-'));
 const bare = await spawnServer('test/bench/bare-koa.ts');
 const platform = await spawnServer('core/main.ts', {
-  DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api',
+  DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api',
   ACCOUNT_ROUTES_PER_MINUTE: '100000000', RATE_SPEECH_PER_MINUTE: '100000000', QUEUE_MAX_DEPTH: '100000000', USER_QUEUE_MAX: '100000000',
 });
 try {
