@@ -49,9 +49,9 @@ const started: Array<() => Promise<unknown>> = [];
 const dataDirs: string[] = [];
 let missed = false;
 try {
-  const kafka = given.kafka ? null : await startKafka();
+  const kafka = given.kafka ? null : await startKafka({ bench: true });
   if (kafka) started.push(kafka.stop);
-  const mongo = given.mongo ? null : await startMongo();
+  const mongo = given.mongo ? null : await startMongo({ bench: true });
   if (mongo) started.push(mongo.stop);
   const brokers = given.kafka ?? kafka!.brokers;
   const mongoUrl = given.mongo ?? mongo!.url;

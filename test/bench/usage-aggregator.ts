@@ -96,6 +96,17 @@ function makeEvent(i: number, startMs: number): OutcomeEvent {
   return base;
 }
 
+/** CPU seconds a process has used so far, from /proc (null when it cannot be read). */
+function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** CPU seconds used so far by local clickhouse-server processes (null when none is visible in /proc). */
 function clickhouseCpuSeconds(): number | null {
   let total = 0;
@@ -132,7 +143,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 /** CPU of everything else on the machine during a round, as a share of a core: the noise in that round's figure. */
 function others(round: Round): string {
   if (round.machineCpu === null) return 'not visible';
-  const rest = Math.max(0, round.machineCpu - round.nodeCpu - (round.chCpu ?? 0));
+  const rest = Math.max(0, round.machineCpu - round.nodeCpu - (round.chCpu ?? 0) - (round.brokerCpu ?? 0));
   return `${((100 * rest) / round.seconds).toFixed(0)}% of a core`;
 }
 
@@ -144,6 +155,8 @@ interface Round {
   seconds: number;
   nodeCpu: number;
   chCpu: number | null;
+  /** the test Kafka broker's CPU seconds (null: the local bus, or a broker of your own) */
+  brokerCpu: number | null;
   perSecond: number[];
   batches: number[];
   /** share of the drain the main thread was busy (the rest it waited on ClickHouse or the batch timer) */
@@ -153,14 +166,15 @@ interface Round {
 }
 
 /** Where the events come from: the embedded log in a temp SQLite file, or Kafka. */
-async function openSource(dir: string): Promise<{ bus: Bus; name: string; close(): Promise<void> }> {
+async function openSource(dir: string): Promise<{ bus: Bus; name: string; brokerPid?: () => number | undefined; close(): Promise<void> }> {
   if (BUS === 'kafka') {
-    const own = process.env.KAFKA_BROKERS ? null : await startKafka();
+    const own = process.env.KAFKA_BROKERS ? null : await startKafka({ bench: true });
     const brokers = process.env.KAFKA_BROKERS ?? own!.brokers;
     const bus = await createKafkaBus({ brokers: brokers.split(','), clientId: 'usage-aggregator-bench', partitions: 6 });
     return {
       bus,
       name: `Kafka at ${brokers}${own ? ` (test broker, Apache Kafka ${own.version})` : ''}, 6 partitions`,
+      brokerPid: own?.pid,
       close: async () => {
         await bus.close();
         await own?.stop();
@@ -221,6 +235,7 @@ async function main(): Promise<void> {
       const cpuBefore = process.cpuUsage();
       const eluBefore = performance.eventLoopUtilization();
       const chBefore = clickhouseCpuSeconds();
+      const brokerBefore = processCpuSeconds(source.brokerPid?.());
       const machineBefore = machineBusySeconds();
       const started = performance.now();
       const perSecond: number[] = [];
@@ -243,11 +258,13 @@ async function main(): Promise<void> {
       const cpu = process.cpuUsage(cpuBefore);
       const elu = performance.eventLoopUtilization(eluBefore).utilization;
       const chAfter = clickhouseCpuSeconds();
+      const brokerAfter = processCpuSeconds(source.brokerPid?.());
       const machineAfter = machineBusySeconds();
       await aggregator.stop();
       const result: Round = {
         rate: PER_ROUND / seconds, seconds, drainRate: PER_ROUND / ((performance.now() - (firstBatchAt ?? started)) / 1000), nodeCpu: (cpu.user + cpu.system) / 1e6,
-        chCpu: chBefore === null || chAfter === null ? null : chAfter - chBefore, perSecond, batches: [...batchSizes], elu,
+        chCpu: chBefore === null || chAfter === null ? null : chAfter - chBefore,
+        brokerCpu: brokerBefore === null || brokerAfter === null ? null : brokerAfter - brokerBefore, perSecond, batches: [...batchSizes], elu,
         machineCpu: machineBefore === null || machineAfter === null ? null : machineAfter - machineBefore,
       };
       rounds.push(result);
@@ -255,7 +272,7 @@ async function main(): Promise<void> {
       console.log(`  round ${round}: ${fmt(result.rate)} events/s (${seconds.toFixed(2)} s${BUS === 'kafka' ? `; ${fmt(result.drainRate)}/s from the first batch, after ${((firstBatchAt! - started) / 1000).toFixed(1)} s joining the group` : ''}; per second ${perSecond.map(fmt).join(' / ') || '-'}); ` +
         `${result.batches.length} batches, median ${median(result.batches)}; ` +
         `CPU: aggregator process ${((result.nodeCpu * 1e6) / PER_ROUND).toFixed(1)} µs/event (${((100 * result.nodeCpu) / seconds).toFixed(0)}% of a core, main thread busy ${(100 * elu).toFixed(0)}%), ` +
-        `clickhouse-server ${ch}; other processes ${others(result)}; published at ${fmt(PER_ROUND / publishS)}/s beforehand`);
+        `clickhouse-server ${ch}; ${result.brokerCpu === null ? '' : `Kafka broker ${((result.brokerCpu * 1e6) / PER_ROUND).toFixed(1)} µs/event (${((100 * result.brokerCpu) / seconds).toFixed(0)}% of a core); `}other processes ${others(result)}; published at ${fmt(PER_ROUND / publishS)}/s beforehand`);
     }
 
     // From Kafka, the group join at each start is no measure of throughput: the target applies from the first batch on.

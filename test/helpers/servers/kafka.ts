@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { artifactVersion, freePort, prepareJavaServer, SMALL_JVM, startJava, tail, waitForOutput, type JavaProcess, type JavaServer } from './java.ts';
+import { artifactVersion, BENCH_JVM, freePort, prepareJavaServer, SMALL_JVM, startJava, tail, waitForOutput, type JavaProcess, type JavaServer } from './java.ts';
 
 /**
  * A real single-node Apache Kafka broker in KRaft mode (no ZooKeeper) on
@@ -27,6 +27,8 @@ export interface TestKafka {
   halt(graceMs?: number): Promise<void>;
   /** Starts the same broker again: same cluster id, log directory and ports; resolves once it answers clients. */
   resume(): Promise<void>;
+  /** the broker JVM's process id while it runs (benchmarks read its CPU time) */
+  pid(): number | undefined;
 }
 
 const START_TIMEOUT_MS = 90_000;
@@ -84,7 +86,8 @@ async function answers(brokers: string): Promise<boolean> {
   }
 }
 
-export async function startKafka(): Promise<TestKafka> {
+/** `bench`: JVM flags for throughput rather than start-up time (BENCH_JVM). */
+export async function startKafka(options: { bench?: boolean } = {}): Promise<TestKafka> {
   const server: JavaServer = prepareJavaServer('kafka');
   const version = artifactVersion(server, 'kafka_2.13');
   const dir = mkdtempSync(path.join(tmpdir(), 'test-kafka-'));
@@ -105,7 +108,7 @@ export async function startKafka(): Promise<TestKafka> {
   async function run(): Promise<void> {
     if (broker) throw new Error('the test broker is already running');
     const jvm = [
-      ...SMALL_JVM, '-Xmx512m', `-Dkafka.logs.dir=${dir}`,
+      ...(options.bench ? BENCH_JVM : SMALL_JVM), '-Xmx512m', `-Dkafka.logs.dir=${dir}`,
       '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.log.kafka.server.KafkaRaftServer=info',
     ];
     const proc = startJava(server, jvm, 'KafkaBroker', [path.join(dir, 'server.properties'), cluster], dir);
@@ -129,6 +132,7 @@ export async function startKafka(): Promise<TestKafka> {
       version,
       stop: destroy,
       halt,
+      pid: () => broker?.child.pid,
       async resume() {
         try {
           await run();
