@@ -36,7 +36,8 @@ export interface Config {
   mongo: { url: string; db: string } | null;
   clickhouse: { url: string; database: string; user: string; password: string } | null;
   redisUrl: string | null;
-  inferenceUrl: string | null;
+  /** the inference service's instances (INFERENCE_URL); empty: the engine runs in process */
+  inferenceUrls: string[];
   /** the inference role serves the internal streaming endpoint on this port when set */
   inferencePort: number | null;
   urlSigningSecret: string;
@@ -150,7 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       ? { url: v.CLICKHOUSE_URL, database: v.CLICKHOUSE_DATABASE, user: v.CLICKHOUSE_USER, password: v.CLICKHOUSE_PASSWORD }
       : null,
     redisUrl: v.REDIS_URL ?? null,
-    inferenceUrl: v.INFERENCE_URL ?? null,
+    inferenceUrls: v.INFERENCE_URL ? csv(v.INFERENCE_URL) : [],
     inferencePort: v.INFERENCE_PORT ?? null,
     // A random secret is fine for one embedded process; a fleet must share one.
     urlSigningSecret: v.URL_SIGNING_SECRET ?? randomBytes(24).toString('hex'),

@@ -58,7 +58,14 @@ export const envSchema = Joi.object({
   CLICKHOUSE_PASSWORD: Joi.string().allow('').default(''),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }),
   INFERENCE_PORT: Joi.number().integer().min(0).max(65535),
-  INFERENCE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  // One inference service address, or its instances' comma-separated (spread in turn, failing over).
+  INFERENCE_URL: Joi.string()
+    .custom((value: string, helpers) => {
+      const urls = value.split(',').map((url) => url.trim());
+      const bad = urls.find((url) => Joi.string().uri({ scheme: ['http', 'https'] }).validate(url).error);
+      return bad === undefined ? urls.join(',') : helpers.error('any.invalid', { bad });
+    })
+    .messages({ 'any.invalid': '"INFERENCE_URL" must be an http(s) URL or a comma-separated list of them ({#bad} is not)' }),
 
   URL_SIGNING_SECRET: Joi.string().min(16),
   SESSION_SECRET: Joi.string().min(16),

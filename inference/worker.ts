@@ -91,6 +91,8 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
   /** Refund once (idempotent per charge), then announce the failure. Safe to repeat after a crash. */
   async function settleFailure(jobId: string): Promise<void> {
     const job = (await jobs.get(jobId))!;
+    // Another worker completed it (our lease had lapsed): it was delivered, nothing to give back.
+    if (job.status !== 'failed') return;
     let refunded = job.refunded;
     if (job.charge && !job.refunded) {
       await services.billing.refund(job.charge);
@@ -108,20 +110,10 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
     try {
       for (let attempt = 1; ; attempt++) {
         const started = performance.now();
+        const audioKey = `jobs/${job.id}.wav`;
+        let audio: Awaited<ReturnType<typeof renderJobToBlob>>;
         try {
-          const audioKey = `jobs/${job.id}.wav`;
-          const audio = await renderJobToBlob(services, job, audioKey, { signal: handBack.signal });
-          const processingMs = Math.round(performance.now() - started);
-          const completedAt = new Date().toISOString();
-          if (await jobs.complete(job.id, { audioKey, durationSeconds: audio.durationSeconds, processingMs, completedAt })) {
-            await jobs.putCached(job.cacheKey, { audioKey, durationSeconds: audio.durationSeconds });
-          }
-          const done = (await jobs.get(job.id))!;
-          if (done.status === 'completed') {
-            await publish(completedEvent(done));
-            metrics.jobsFinished.inc({ status: 'completed' });
-          }
-          return;
+          audio = await renderJobToBlob(services, job, audioKey, { signal: handBack.signal });
         } catch (err) {
           if (handBack.signal.aborted) {
             await jobs.release(job.id, owner, 'interrupted by shutdown');
@@ -137,7 +129,21 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
           }
           logger.info('job attempt failed; retrying', { jobId: job.id, attempt: total, err: err as Error });
           await pause(retryBaseMs * 2 ** (attempt - 1));
+          continue;
         }
+        // Rendered. A failure from here on (the store or the bus out of reach) is not the render's: it
+        // leaves the message uncommitted, and the redelivery repeats the (idempotent) announcement.
+        const processingMs = Math.round(performance.now() - started);
+        const completedAt = new Date().toISOString();
+        if (await jobs.complete(job.id, { audioKey, durationSeconds: audio.durationSeconds, processingMs, completedAt })) {
+          await jobs.putCached(job.cacheKey, { audioKey, durationSeconds: audio.durationSeconds });
+        }
+        const done = (await jobs.get(job.id))!;
+        if (done.status === 'completed') {
+          await publish(completedEvent(done));
+          metrics.jobsFinished.inc({ status: 'completed' });
+        }
+        return;
       }
     } finally {
       clearInterval(renewer);

@@ -21,7 +21,7 @@ export function createLocalEngine(options: { logger?: Logger; voices?: VoiceProf
   return new RouterEngine({ espeak: new EspeakEngine(), onnx });
 }
 
-export async function createEngine(config: Pick<Config, 'inferenceUrl' | 'roles' | 'voices'>, logger?: Logger): Promise<SpeechEngine> {
-  if (config.inferenceUrl && !config.roles.includes('inference')) return new RemoteEngine({ baseUrl: config.inferenceUrl });
+export async function createEngine(config: Pick<Config, 'inferenceUrls' | 'roles' | 'voices'>, logger?: Logger): Promise<SpeechEngine> {
+  if (config.inferenceUrls.length > 0 && !config.roles.includes('inference')) return new RemoteEngine({ baseUrl: config.inferenceUrls });
   return createLocalEngine({ logger, voices: config.voices });
 }

@@ -50,7 +50,7 @@ const stack = [process.env.MONGODB_URL ? 'MongoDB' : null, process.env.KAFKA_BRO
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-bench-'));
 const bare = await spawnServer('test/bench/bare-koa.ts');
 const platform = await spawnServer('core/main.ts', {
-  DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api',
+  DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api',
   ACCOUNT_ROUTES_PER_MINUTE: '100000000', RATE_SPEECH_PER_MINUTE: '100000000',
   // The edge phase still runs (its cost is in the figures; BENCH_EDGE_OFF=1 turns it off to compare); one load generator is one address.
   ...(process.env.BENCH_EDGE_OFF === '1' ? { EDGE_REQUESTS_PER_MINUTE: '0', EDGE_CONNECTIONS: '0' } : { EDGE_REQUESTS_PER_MINUTE: '100000000', EDGE_CONNECTIONS: '100000' }), QUEUE_MAX_DEPTH: '100000000', USER_QUEUE_MAX: '100000000',

@@ -167,6 +167,20 @@ function busContract(name: string, harness: () => Harness) {
     t.is(await bus.lag(topic, group), 0);
   });
 
+  withBus('subscribeBatch fills batches up to maxBatch from a backlog larger than one 1 MB fetch', async (t, bus) => {
+    const { topic, group } = names();
+    // 3,000 messages of about 1 KB in one partition: 3 MB of backlog.
+    const padding = 'x'.repeat(1000);
+    for (let from = 0; from < 3000; from += 500) {
+      await bus.publish(topic, Array.from({ length: 500 }, (_, i) => ({ id: `m${from + i}`, key: 'one', value: { i: from + i, padding } })));
+    }
+    const sizes: number[] = [];
+    const sub = await bus.subscribeBatch({ topic, group, maxBatch: 2500, maxWaitMs: 200, handler: async (batch) => void sizes.push(batch.length) });
+    await eventually(() => sizes.reduce((a, b) => a + b, 0) === 3000);
+    await sub.stop();
+    t.true(Math.max(...sizes) > 1100, `a batch held more than one 1 MB fetch: ${sizes.join(', ')}`);
+  });
+
   withBus('lag is messages published but not committed by the group', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(5, (i) => `k${i}`));

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { watchPlatform } from './checked-fetch.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -9,6 +9,8 @@ export interface ChildPlatform {
   child: ChildProcess;
   /** API base URL when the process runs the api role */
   url: string | null;
+  /** probes and metrics listener (`/healthz`, `/readyz`, `/metrics`) */
+  opsUrl: string;
   output(): string;
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** resolves with the exit code (or the signal's name) once the process is gone */
@@ -28,27 +30,44 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return inherited;
 }
 
+const MAX_OUTPUT = 4 << 20;
+const LIFELINE = pathToFileURL(path.join(ROOT, 'test/helpers/lifeline.ts')).href;
+
+// A test process that exits without killing its children takes them along (the lifeline covers a hard kill).
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /**
  * Runs `core/main.ts` (what `npm start` runs) as a child process, so tests
  * can kill it the hard way. Resolves once the platform logged its start.
  * Responses the test receives from it are checked against its API reference.
  */
 export async function startChildPlatform(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildPlatform> {
-  const child = spawn(process.execPath, ['--import=tsx', 'core/main.ts'], {
+  const child = spawn(process.execPath, ['--import=tsx', `--import=${LIFELINE}`, 'core/main.ts'], {
     cwd: ROOT,
     env: { ...inheritedEnv(), HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin: the lifeline, closed when this process goes away however it ends
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  child.stdin!.on('error', () => {});
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   let url: string | null = null;
+  let opsUrl = '';
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const started = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`child platform did not start:\n${out}`)), timeoutMs);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      const match = /listening on (http:\/\/[^\s/]+)/.exec(out);
-      if (match) url = match[1];
-      if (out.includes('"platform started"')) {
+      // A long-running child logs a lot: keep the tail for failure messages, and stop searching once both lines were seen.
+      if (out.length > MAX_OUTPUT) out = out.slice(-MAX_OUTPUT / 2);
+      if (url === null) url = /listening on (http:\/\/[^\s/]+)/.exec(out)?.[1] ?? null;
+      const started = opsUrl === '' ? /"msg":"platform started".*?"ops":(\d+)\}/.exec(out) : null;
+      if (started) {
+        opsUrl = `http://127.0.0.1:${started[1]}`;
         clearTimeout(timer);
         resolve();
       }
@@ -60,7 +79,13 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
       reject(new Error(`child platform exited with ${code}:\n${out}`));
     });
   });
-  await started;
+  try {
+    await started;
+  } catch (error) {
+    // One that did not start in time is not left running.
+    child.kill('SIGKILL');
+    throw error;
+  }
   // The URL line is printed right after the start log line.
   const servesApi = (env.ROLES ?? 'api').includes('api');
   for (let i = 0; i < 50 && url === null && servesApi; i++) {
@@ -76,6 +101,7 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
     get url() {
       return url;
     },
+    opsUrl,
     output: () => out,
     exited,
     kill(signal = 'SIGKILL') {

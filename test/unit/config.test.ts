@@ -22,6 +22,12 @@ test('adapters are chosen by KAFKA_BROKERS, MONGODB_URL, CLICKHOUSE_URL, REDIS_U
   t.is(c.redisUrl, 'redis://r:6379');
 });
 
+test('INFERENCE_URL takes one inference service address or a comma-separated list of its instances', (t) => {
+  t.deepEqual(loadConfig({} as NodeJS.ProcessEnv).inferenceUrls, []);
+  t.deepEqual(loadConfig({ INFERENCE_URL: 'http://inference:9090' } as NodeJS.ProcessEnv).inferenceUrls, ['http://inference:9090']);
+  t.deepEqual(loadConfig({ INFERENCE_URL: 'http://10.0.0.1:9090, https://10.0.0.2:9090' } as NodeJS.ProcessEnv).inferenceUrls, ['http://10.0.0.1:9090', 'https://10.0.0.2:9090']);
+});
+
 const BAD: Array<[string, Record<string, string>, RegExp]> = [
   ['PORT must be a number', { PORT: 'eighty' }, /"PORT" must be a number/],
   ['PORT must be at most 65535', { PORT: '70000' }, /"PORT" must be less than or equal to 65535/],
@@ -30,6 +36,7 @@ const BAD: Array<[string, Record<string, string>, RegExp]> = [
   ['GLOBAL_MULTIPLIER must be positive', { GLOBAL_MULTIPLIER: '-1' }, /"GLOBAL_MULTIPLIER" must be a positive number/],
   ['METRICS_TOKEN must be long enough', { METRICS_TOKEN: 'short' }, /"METRICS_TOKEN" length must be at least 16/],
   ['MODULES must name module folders', { MODULES: 'plugins/speech' }, /"MODULES" must be a comma-separated list of module folders/],
+  ['INFERENCE_URL must list http(s) URLs', { INFERENCE_URL: 'http://a:9090,ftp://b' }, /"INFERENCE_URL" must be an http\(s\) URL or a comma-separated list of them \(ftp:\/\/b is not\)/],
   ['VOICE_MODELS must name known voices', { VOICE_MODELS: 'nobody=/tmp/x' }, /VOICE_MODELS names unknown voice "nobody"/],
   ['TRUSTED_PROXIES must list addresses or CIDR ranges', { TRUSTED_PROXIES: '10.0.0.0/8,ingress' }, /"TRUSTED_PROXIES" entry "ingress" is not an address/],
   ['EDGE_CONNECTIONS cannot be negative', { EDGE_CONNECTIONS: '-1' }, /"EDGE_CONNECTIONS" must be greater than or equal to 0/],

@@ -159,3 +159,98 @@ test('the first-audio deadline does not cut off a stream that outlasts it', asyn
     t.is(bytes, 4 * 64);
   });
 });
+
+/** An inference server that counts the synthesis requests it got. */
+async function countingServer(engine: SpeechEngine): Promise<{ base: string; requests: () => number; close(): Promise<void> }> {
+  const handler = createInferenceHandler(engine);
+  let requests = 0;
+  const server = createServer((req, res) => {
+    if (req.url === '/internal/synthesize') requests++;
+    void handler(req, res);
+  });
+  const base = await listen(server);
+  return {
+    base,
+    requests: () => requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+async function closedBase(): Promise<string> {
+  const server = createServer();
+  const base = await listen(server);
+  await new Promise((r) => server.close(r));
+  return base;
+}
+
+const speak = async (remote: RemoteEngine) => {
+  let bytes = 0;
+  for await (const c of remote.synthesize({ text: 'Chào.', voice, speed: 1, sampleRate: 16000 })) bytes += c.pcm.length;
+  return bytes;
+};
+
+test('several instances: requests take them in turn', async (t) => {
+  const [a, b] = [await countingServer(new FakeEngine({ chunks: 1 })), await countingServer(new FakeEngine({ chunks: 1 }))];
+  try {
+    const remote = new RemoteEngine({ baseUrl: [a.base, b.base] });
+    for (let i = 0; i < 6; i++) t.is(await speak(remote), 65536);
+    t.deepEqual([a.requests(), b.requests()], [3, 3]);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('an instance that cannot be reached is passed over for the next, then tried last for a while', async (t) => {
+  const live = await countingServer(new FakeEngine({ chunks: 1 }));
+  const dead = await closedBase();
+  const attempts: string[] = [];
+  const fetchSpy: typeof fetch = (input, init) => {
+    attempts.push(new URL(String(input)).origin);
+    return fetch(input, init);
+  };
+  try {
+    const remote = new RemoteEngine({ baseUrl: [dead, live.base], fetch: fetchSpy, setAsideMs: 60_000 });
+    for (let i = 0; i < 4; i++) t.is(await speak(remote), 65536, `request ${i} is served`);
+    t.is(live.requests(), 4);
+    t.deepEqual(attempts.filter((origin) => origin === dead), [dead], 'the dead instance cost one connection attempt, then went last');
+    await t.notThrowsAsync(remote.ping(), 'healthy while one instance answers');
+  } finally {
+    await live.close();
+  }
+});
+
+test('an instance that answers 503 before any audio is passed over for the next', async (t) => {
+  const busy = await countingServer(new FakeEngine({ chunks: 0, failBeforeAudio: new EngineUnavailableError('model loading') }));
+  const live = await countingServer(new FakeEngine({ chunks: 2 }));
+  try {
+    const remote = new RemoteEngine({ baseUrl: [busy.base, live.base] });
+    t.is(await speak(remote), 2 * 65536);
+    t.deepEqual([busy.requests(), live.requests()], [1, 1]);
+  } finally {
+    await Promise.all([busy.close(), live.close()]);
+  }
+});
+
+test('a stream cut after audio started is not replayed on another instance', async (t) => {
+  const failing = await countingServer(new FakeEngine({ chunks: 2, failWith: new Error('GPU fell over') }));
+  const live = await countingServer(new FakeEngine({ chunks: 2 }));
+  try {
+    const remote = new RemoteEngine({ baseUrl: [failing.base, live.base] });
+    await t.throwsAsync(speak(remote), { message: /cut short/ });
+    t.is(live.requests(), 0, 'no second render of audio the caller already received in part');
+  } finally {
+    await Promise.all([failing.close(), live.close()]);
+  }
+});
+
+test('every instance unreachable: EngineUnavailableError naming each, and ping fails', async (t) => {
+  const [one, two] = [await closedBase(), await closedBase()];
+  const remote = new RemoteEngine({ baseUrl: [one, two] });
+  const err = await t.throwsAsync(speak(remote), { instanceOf: EngineUnavailableError });
+  t.true(err!.message.includes(one) && err!.message.includes(two), err!.message);
+  t.regex(err!.message, /ECONNREFUSED/);
+  await t.throwsAsync(remote.ping(), { instanceOf: EngineUnavailableError });
+});

@@ -39,3 +39,22 @@ export async function retryRetriable<T>(call: () => Promise<T>): Promise<T> {
     }
   }
 }
+
+/** kafkajs errors that say the broker was out of reach or busy, whatever their `retriable` flag. */
+const UNREACHABLE = new Set([
+  'KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError', 'KafkaJSMetadataNotLoaded', 'KafkaJSTopicMetadataNotLoaded', 'KafkaJSLockTimeout',
+]);
+
+/**
+ * Whether a failed publish may succeed later: the broker was unreachable or
+ * busy (directly, or as the cause of kafkajs giving up after its own
+ * retries), rather than the request refused for good (a message too large,
+ * a topic that cannot be created).
+ */
+export function isTransient(error: unknown): boolean {
+  for (let e = error as { retriable?: boolean; name?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.retriable === true || UNREACHABLE.has(e.name ?? '')) return true;
+  }
+  return false;
+}

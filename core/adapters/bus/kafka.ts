@@ -1,7 +1,7 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
-import { consumerGroupId, isRetriable, quietLogCreator, retryRetriable } from './kafka-support.ts';
+import { consumerGroupId, isRetriable, isTransient, quietLogCreator, retryRetriable } from './kafka-support.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
@@ -20,6 +20,12 @@ export interface KafkaBusOptions {
   replicationFactor?: number;
   /** first retry delay, doubled on each further attempt (default 200) */
   retryBackoffMs?: number;
+  /**
+   * How long publish() keeps trying while the broker cannot be reached
+   * (default 120 s, Kafka's own delivery.timeout.ms): a broker restart
+   * delays the events published meanwhile instead of losing them.
+   */
+  publishTimeoutMs?: number;
   onError?: BusErrorReporter;
 }
 
@@ -31,6 +37,15 @@ interface Envelope {
 
 /** Longest wait between heartbeats while a retry backs off, well inside the default 30 s session timeout. */
 const HEARTBEAT_SLICE_MS = 3000;
+
+/*
+ * Fetch sizes of batch subscribers. kafkajs fetches at most 1 MB of a
+ * partition at a time (about 1,500 outcome events), which would cap every
+ * batch there whatever maxBatch says, and a batch is one write downstream
+ * (a ClickHouse insert). 8 MB a partition, 32 MB a fetch, hold a consumer's
+ * memory within bounds while letting batches reach their maxBatch.
+ */
+const BATCH_FETCH = { maxBytesPerPartition: 8 << 20, maxBytes: 32 << 20 };
 
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
@@ -45,6 +60,8 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN, logCreator: quietLogCreator });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
+  const publishTimeoutMs = opts.publishTimeoutMs ?? 120_000;
+  let closed = false;
   const onError = opts.onError ?? loggerReporter('kafka');
   const admin = kafka.admin();
   // Idempotent producer: broker-side dedupe of retried sends, which needs one request in flight to keep order.
@@ -90,14 +107,27 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     return ready;
   }
 
+  /*
+   * kafkajs gives up on a send after about ten seconds of failed retries,
+   * shorter than a broker restart. Sends are repeated here while the broker
+   * is out of reach, up to publishTimeoutMs; the idempotent producer keeps a
+   * repeated send that had in fact been written from being written twice.
+   */
   async function publish<T>(topic: string, messages: OutgoingMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
-    await ensureTopic(topic);
     const publishedAt = new Date().toISOString();
-    await producer.send({
-      topic,
-      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify({ id: m.id, value: m.value, publishedAt } satisfies Envelope) })),
-    });
+    const records = messages.map((m) => ({ key: m.key, value: JSON.stringify({ id: m.id, value: m.value, publishedAt } satisfies Envelope) }));
+    const deadline = Date.now() + publishTimeoutMs;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        await ensureTopic(topic);
+        await producer.send({ topic, messages: records });
+        return;
+      } catch (error) {
+        if (closed || !isTransient(error) || Date.now() + wait > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   async function deadLetter(topic: string, message: KafkaMessage): Promise<void> {
@@ -209,7 +239,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async subscribeBatch<T>(options: BatchSubscribeOptions<T>) {
       const { topic, group, handler } = options;
       const maxBatch = Math.max(1, options.maxBatch);
-      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs }, (consumer, control) => consumer.run({
+      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs, ...BATCH_FETCH }, (consumer, control) => consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
@@ -266,6 +296,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     },
 
     async close() {
+      closed = true;
       await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
       await producer.disconnect();
       await admin.disconnect();

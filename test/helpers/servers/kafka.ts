@@ -3,20 +3,32 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { artifactVersion, freePort, prepareJavaServer, SMALL_JVM, startJava, tail, waitForOutput, type JavaServer } from './java.ts';
+import { artifactVersion, BENCH_JVM, freePort, prepareJavaServer, SMALL_JVM, startJava, tail, waitForOutput, type JavaProcess, type JavaServer } from './java.ts';
 
 /**
  * A real single-node Apache Kafka broker in KRaft mode (no ZooKeeper) on
  * loopback, from the jars test/servers/kafka/pom.xml names: one JVM
  * (test/servers/kafka/KafkaBroker.java) formats its storage in a fresh temp
  * folder and runs the broker on free ports; the address is handed out once a
- * client's metadata and group requests are answered.
+ * client's metadata and group requests are answered. halt() and resume()
+ * stop and start the same broker (same cluster id, log directory and ports),
+ * for tests of a broker restart under traffic.
  */
 
 export interface TestKafka {
   brokers: string;
   version: string;
+  /** stops the broker and removes its log directory */
   stop(): Promise<void>;
+  /**
+   * Stops the broker the way a node goes down for maintenance (a clean
+   * shutdown, SIGKILL after `graceMs`), keeping its log directory and ports.
+   */
+  halt(graceMs?: number): Promise<void>;
+  /** Starts the same broker again: same cluster id, log directory and ports; resolves once it answers clients. */
+  resume(): Promise<void>;
+  /** the broker JVM's process id while it runs (benchmarks read its CPU time) */
+  pid(): number | undefined;
 }
 
 const START_TIMEOUT_MS = 90_000;
@@ -74,38 +86,64 @@ async function answers(brokers: string): Promise<boolean> {
   }
 }
 
-export async function startKafka(): Promise<TestKafka> {
+/** `bench`: JVM flags for throughput rather than start-up time (BENCH_JVM). */
+export async function startKafka(options: { bench?: boolean } = {}): Promise<TestKafka> {
   const server: JavaServer = prepareJavaServer('kafka');
   const version = artifactVersion(server, 'kafka_2.13');
   const dir = mkdtempSync(path.join(tmpdir(), 'test-kafka-'));
-  try {
-    const [port, controllerPort] = [await freePort(), await freePort()];
-    const properties = path.join(dir, 'server.properties');
-    writeFileSync(properties, serverProperties(dir, port, controllerPort));
+  const cluster = clusterId();
+  let broker: JavaProcess | null = null;
+  let brokers = '';
+  const halt = async (graceMs = 10_000) => {
+    const running = broker;
+    broker = null;
+    await running?.stop(graceMs);
+  };
+  const destroy = async () => {
+    await halt();
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  /** Runs the broker on the properties in `dir` (formatting the storage the first time only) until clients get answers. */
+  async function run(): Promise<void> {
+    if (broker) throw new Error('the test broker is already running');
     const jvm = [
-      ...SMALL_JVM, '-Xmx512m', `-Dkafka.logs.dir=${dir}`,
+      ...(options.bench ? BENCH_JVM : SMALL_JVM), '-Xmx512m', `-Dkafka.logs.dir=${dir}`,
       '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.log.kafka.server.KafkaRaftServer=info',
     ];
-    const broker = startJava(server, jvm, 'KafkaBroker', [properties, clusterId()], dir);
-    const cleanup = async () => {
-      await broker.stop();
-      rmSync(dir, { recursive: true, force: true });
-    };
-    try {
-      await waitForOutput(broker, /Kafka Server started/, START_TIMEOUT_MS);
-      const brokers = `127.0.0.1:${port}`;
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      while (!(await answers(brokers))) {
-        if (Date.now() > deadline) throw new Error(`the broker does not answer metadata and group requests:\n${tail(broker.output())}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return { brokers, version, stop: cleanup };
-    } catch (error) {
-      await cleanup();
-      throw error;
+    const proc = startJava(server, jvm, 'KafkaBroker', [path.join(dir, 'server.properties'), cluster], dir);
+    broker = proc;
+    await waitForOutput(proc, /Kafka Server started/, START_TIMEOUT_MS);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await answers(brokers))) {
+      if (proc.child.exitCode !== null) throw new Error(`the broker exited:\n${tail(proc.output())}`);
+      if (Date.now() > deadline) throw new Error(`the broker does not answer metadata and group requests:\n${tail(proc.output())}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+
+  try {
+    const [port, controllerPort] = [await freePort(), await freePort()];
+    writeFileSync(path.join(dir, 'server.properties'), serverProperties(dir, port, controllerPort));
+    brokers = `127.0.0.1:${port}`;
+    await run();
+    return {
+      brokers,
+      version,
+      stop: destroy,
+      halt,
+      pid: () => broker?.child.pid,
+      async resume() {
+        try {
+          await run();
+        } catch (error) {
+          await halt(2000);
+          throw error;
+        }
+      },
+    };
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
+    await destroy();
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { MongoClient } from 'mongodb';
-import { artifactVersion, prepareJavaServer, SMALL_JVM, startJava, waitForOutput } from './java.ts';
+import { artifactVersion, BENCH_JVM, prepareJavaServer, SMALL_JVM, startJava, waitForOutput } from './java.ts';
 
 /**
  * A MongoDB-wire server on loopback: mongo-java-server with its in-memory
@@ -17,9 +17,10 @@ export interface TestMongo {
 
 const START_TIMEOUT_MS = 60_000;
 
-export async function startMongo(): Promise<TestMongo> {
+/** `bench`: JVM flags for throughput rather than start-up time (BENCH_JVM). */
+export async function startMongo(options: { bench?: boolean } = {}): Promise<TestMongo> {
   const server = prepareJavaServer('mongo');
-  const proc = startJava(server, [...SMALL_JVM, '-Xmx768m', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
+  const proc = startJava(server, [...(options.bench ? BENCH_JVM : SMALL_JVM), '-Xmx768m', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
     'MongoWireServer', ['127.0.0.1', '0'], process.cwd());
   try {
     const [, address] = await waitForOutput(proc, /listening (\S+:\d+)/, START_TIMEOUT_MS);

@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import { startKafka, type TestKafka } from './servers/kafka.ts';
+import { startMongo } from './servers/mongo.ts';
+import { freePort, javaToolsMissing } from './servers/java.ts';
+import { findClickHouseServer, startPrivateClickHouse, type PrivateClickHouse } from './private-clickhouse.ts';
+
+/**
+ * The four servers of the distributed mode, started for one topology: a
+ * Kafka broker and a ClickHouse server of its own (so a test may stop and
+ * restart them), the MongoDB-wire server `npm test` runs (or one of its
+ * own) with a fresh database, and Redis (the one on 127.0.0.1:6379 when it
+ * answers, else a private redis-server). Each is stopped by stop().
+ */
+
+/** A server this machine cannot run at all (no Java, no clickhouse-server, no Redis): the caller skips, saying why. */
+export class ServerUnavailable extends Error {}
+
+export interface BackboneServers {
+  kafka: TestKafka;
+  mongo: { url: string; db: string; version: string };
+  clickhouse: PrivateClickHouse & { database: string };
+  redis: { url: string; version: string };
+  /** one line per server: what runs where */
+  describe(): string[];
+  stop(): Promise<void>;
+}
+
+export interface BackboneOptions {
+  /** a MongoDB (or MongoDB-wire) server to use instead of starting one */
+  mongoUrl?: string;
+  /** a Redis to use instead of 127.0.0.1:6379 or a private one */
+  redisUrl?: string;
+  /** names the database and ClickHouse database (default: pid and time) */
+  name?: string;
+}
+
+async function redisAnswers(url: string): Promise<string | null> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000, retryStrategy: () => null });
+  try {
+    await redis.connect();
+    const info = await redis.info('server');
+    return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  } catch {
+    return null;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function startRedis(url: string | undefined): Promise<{ url: string; version: string; stop(): Promise<void> }> {
+  const shared = url ?? 'redis://127.0.0.1:6379';
+  const version = await redisAnswers(shared);
+  if (version) return { url: shared, version: `Redis ${version} at ${shared}`, stop: async () => {} };
+  if (url) throw new Error(`REDIS_URL=${url} does not answer`);
+  const port = await freePort();
+  let child: ChildProcess;
+  try {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('spawn', () => resolve());
+    });
+  } catch (error) {
+    throw new ServerUnavailable(`no Redis on 127.0.0.1:6379 and redis-server cannot run: ${(error as Error).message}`);
+  }
+  const own = `redis://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  for (let i = 0; i < 100; i++) {
+    const ownVersion = await redisAnswers(own);
+    if (ownVersion) return { url: own, version: `Redis ${ownVersion} (private redis-server) at ${own}`, stop };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stop();
+  throw new Error(`the private redis-server on ${own} does not answer`);
+}
+
+async function dropDatabase(url: string, name: string): Promise<void> {
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+  try {
+    await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}
+
+export async function startBackboneServers(options: BackboneOptions = {}): Promise<BackboneServers> {
+  const missingJava = javaToolsMissing();
+  if (missingJava) throw new ServerUnavailable(`the Kafka test broker needs Java and Maven: ${missingJava}`);
+  if (!findClickHouseServer()) throw new ServerUnavailable('no clickhouse-server binary on this machine (apt-get install clickhouse-server)');
+  const name = options.name ?? `topology_${process.pid}_${Date.now()}`;
+  const stops: Array<() => Promise<unknown>> = [];
+  const stopAll = async () => {
+    await Promise.allSettled(stops.splice(0).reverse().map((stop) => stop()));
+  };
+  const track = <T extends { stop?: () => Promise<unknown>; destroy?: () => Promise<unknown> }>(server: T): T => {
+    stops.push(() => (server.destroy ? server.destroy() : server.stop!()));
+    return server;
+  };
+  const started = await Promise.allSettled([
+    startKafka().then(track),
+    startPrivateClickHouse({ startTimeoutMs: 60_000 }).then(track),
+    options.mongoUrl ? Promise.resolve(null) : startMongo().then(track),
+    startRedis(options.redisUrl).then(track),
+  ]);
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await stopAll();
+    throw failed.reason;
+  }
+  const [kafka, clickhouse, mongo, redis] = started.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    TestKafka, PrivateClickHouse, Awaited<ReturnType<typeof startMongo>> | null, Awaited<ReturnType<typeof startRedis>>,
+  ];
+  const mongoUrl = options.mongoUrl ?? mongo!.url;
+  // On a server shared with other suites, the topology's database goes when it does.
+  if (options.mongoUrl) stops.unshift(() => dropDatabase(mongoUrl, name));
+  const servers: BackboneServers = {
+    kafka,
+    mongo: { url: mongoUrl, db: name, version: mongo ? mongo.version : `the server at ${mongoUrl}` },
+    clickhouse: Object.assign(clickhouse, { database: name }),
+    redis: { url: redis.url, version: redis.version },
+    describe: () => [
+      `Kafka: Apache Kafka ${kafka.version} (KRaft, single node) at ${kafka.brokers}`,
+      `MongoDB: ${servers.mongo.version}, database ${name}`,
+      `ClickHouse: private clickhouse-server at ${clickhouse.url}, database ${name}`,
+      `Redis: ${redis.version}`,
+    ],
+    stop: stopAll,
+  };
+  return servers;
+}
