@@ -1,7 +1,7 @@
 import type { RouteDefinition, RouteRegistrar } from '../../core/plugin.ts';
 import {
-  createdEndpointResponse, createWebhookBody, deletedEndpointResponse, deliveriesQuery, deliveriesResponse, endpointListResponse, endpointResponse,
-  rotatedEndpointResponse, type CreateWebhookBody,
+  createdEndpointResponse, createWebhookBody, deletedEndpointResponse, deliveriesQuery, deliveriesResponse, deliveryResponse, endpointListResponse,
+  endpointResponse, rotatedEndpointResponse, type CreateWebhookBody,
 } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
@@ -72,6 +72,8 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
   // Additions to SPEC's table (README "Webhooks"): pause and resume, and a test event.
   route({
     method: 'POST', path: '/webhooks/:endpointId/disable', name: 'webhooks_disable', summary: 'Pause an endpoint (status DISABLED)',
+    description: 'No new deliveries are recorded for it; an attempt due while it is paused fails `endpoint_unavailable`. Pausing a paused endpoint changes nothing.',
+    responses: { 200: { description: 'The endpoint, `DISABLED`', schema: endpointResponse }, ...notFound },
     handler: async (ctx) => {
       ctx.body = await service.setStatus(ctx.state.auth!.accountId, ctx.params.endpointId, 'DISABLED');
     },
@@ -79,6 +81,7 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
 
   route({
     method: 'POST', path: '/webhooks/:endpointId/enable', name: 'webhooks_enable', summary: 'Resume a paused endpoint (status ENABLED)',
+    responses: { 200: { description: 'The endpoint, `ENABLED`', schema: endpointResponse }, ...notFound },
     handler: async (ctx) => {
       ctx.body = await service.setStatus(ctx.state.auth!.accountId, ctx.params.endpointId, 'ENABLED');
     },
@@ -86,6 +89,12 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
 
   route({
     method: 'POST', path: '/webhooks/:endpointId/test', name: 'webhooks_test', summary: 'Send a signed webhook.test event to the endpoint',
+    description: 'Signed like a job event and attempted once (never retried); its delivery record appears in `/deliveries`.',
+    responses: {
+      202: { description: 'Queued: the test event\'s delivery record, `PENDING` until its one attempt', schema: deliveryResponse },
+      ...notFound,
+      409: { description: '`WEBHOOK_DISABLED`: the endpoint is paused; enable it first' },
+    },
     handler: async (ctx) => {
       ctx.status = 202;
       ctx.body = await service.sendTest(ctx.state.auth!.accountId, ctx.params.endpointId);

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { WEBHOOK_ERRORS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../core/ports/webhooks.ts';
+import { WEBHOOK_ERRORS, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT, type WebhookEventType } from '../../core/ports/webhooks.ts';
 
 export interface CreateWebhookBody {
   url: string;
@@ -52,10 +52,11 @@ export const endpointListResponse = Joi.array().items(endpointResponse);
 
 export const deletedEndpointResponse = Joi.object({ id: Joi.string().required(), deleted: Joi.valid(true).required() });
 
-export const deliveriesResponse = Joi.array().items(Joi.object({
+/** One delivery record: of a job event, or of a `webhook.test` event sent by `POST /webhooks/{id}/test`. */
+export const deliveryResponse = Joi.object({
   id: Joi.string().required(),
-  eventId: Joi.string().required().description('the event\'s `evt_…` id'),
-  eventType: Joi.string().valid(...WEBHOOK_EVENT_TYPES).required(),
+  eventId: Joi.string().required().description('the event\'s `evt_…` id (`evt_t_…` for a test event)'),
+  eventType: Joi.string().valid(...WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT).required(),
   status: Joi.string().valid('PENDING', 'DELIVERED', 'DEAD').required().description('`DEAD` after the last attempt failed; never resent'),
   attempts: Joi.number().integer().required(),
   lastStatusCode: Joi.number().integer().allow(null).required(),
@@ -65,4 +66,6 @@ export const deliveriesResponse = Joi.array().items(Joi.object({
   deliveredAt: Joi.string().isoDate().allow(null).required(),
   nextAttemptAt: Joi.string().isoDate().allow(null).required(),
   createdAt: Joi.string().isoDate().required(),
-}));
+});
+
+export const deliveriesResponse = Joi.array().items(deliveryResponse);

@@ -45,7 +45,10 @@ test('every public route is in the reference with a documented success, and what
     'POST /api/v1/audio/speech', 'POST /api/v1/tts', 'GET /api/v1/tts', 'GET /api/v1/tts/{jobId}', 'POST /api/v1/tts/stream', 'POST /api/v1/agent/speech',
     'POST /api/v1/dialogue', 'POST /api/v1/dub', 'POST /api/v1/srt', 'POST /api/v1/voices', 'DELETE /api/v1/voices/{voiceId}', 'POST /api/v1/clone',
     'POST /api/v1/webhooks', 'GET /api/v1/webhooks', 'GET /api/v1/webhooks/{endpointId}', 'DELETE /api/v1/webhooks/{endpointId}',
-    'GET /api/v1/webhooks/{endpointId}/deliveries', 'POST /api/v1/webhooks/{endpointId}/rotate-secret', 'GET /api/v1/openapi.json',
+    'GET /api/v1/webhooks/{endpointId}/deliveries', 'POST /api/v1/webhooks/{endpointId}/rotate-secret', 'POST /api/v1/webhooks/{endpointId}/disable',
+    'POST /api/v1/webhooks/{endpointId}/enable', 'POST /api/v1/webhooks/{endpointId}/test', 'GET /api/v1/openapi.json',
+    'POST /api/v1/audiobooks', 'GET /api/v1/audiobooks', 'GET /api/v1/audiobooks/{bookId}', 'POST /api/v1/audiobooks/{bookId}/chapters',
+    'POST /api/v1/audiobooks/{bookId}/start', 'POST /api/v1/audiobooks/{bookId}/cancel', 'GET /api/v1/library', 'GET /api/v1/library/notifications',
     'GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-authorization-server', 'POST /oauth/register', 'GET /oauth/authorize', 'POST /oauth/token', 'POST /oauth/revoke',
   ]) {
     const [method, path] = expected.split(' ');
