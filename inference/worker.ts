@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Subscription } from '../core/ports/bus.ts';
 import { TOPICS } from '../core/ports/bus.ts';
 import type { JobRecord } from '../core/ports/jobs.ts';
@@ -61,7 +62,8 @@ export interface WorkerDeps {
 }
 
 export async function startInferenceWorker(services: WorkerDeps, options: WorkerOptions): Promise<Subscription> {
-  const owner = `worker_${randomUUID()}`;
+  // The lease owner names the host and process, so an operator (or a test) can tell who holds a job.
+  const owner = `worker_${hostname()}_${process.pid}_${randomUUID().slice(0, 8)}`;
   const leaseMs = (options.leaseSeconds ?? 30) * 1000;
   const retryBaseMs = options.retryBaseMs ?? 1000;
   const { jobs, bus, metrics, logger } = services;

@@ -24,6 +24,9 @@ test.after.always(() => p?.stop());
 test.afterEach.always(() => {
   tap?.restore();
   tap = null;
+  // A test that failed before opening its gate must not leave a render waiting on it: the
+  // platform's stop would wait for that render (as it does for real work) and never end.
+  for (const g of gates.splice(0)) g.open();
 });
 
 async function useTap(behaviour: Parameters<typeof tapEngine>[1]): Promise<EngineTap> {
@@ -40,9 +43,11 @@ const ledgerOf = (grantId: string, charged: number, refunded = 0) => waitFor(asy
 }, { what: `ledger of ${grantId} to show ${charged} charged, ${refunded} refunded` });
 
 /** A gate: requests whose text contains `mark` wait until `open()`. */
+const gates: Array<{ open: () => void }> = [];
 function gate(mark: string) {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
+  gates.push({ open });
   const behaviour = async function* (request: SynthesisRequest, real: (r: SynthesisRequest) => AsyncIterable<PcmChunk>) {
     if (request.text.includes(mark)) await opened;
     yield* real(request);

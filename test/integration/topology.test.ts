@@ -107,13 +107,15 @@ if (missing) {
     // 2. SIGKILL the inference process that is rendering, mid-render (once the steady jobs are done, it can only be a long one).
     await waitForJobs(top, accounts, traffic.jobs().map((s) => s.jobId!), 120_000);
     const longJobs = await traffic.run(accounts.flatMap((account) => [0, 1].map((i) => ({ kind: 'job' as const, account, api: i, sentences: 30 }))), 'kill', 4);
-    await waitFor(async () => (await jobDocs(servers!, longJobs.map((s) => s.jobId!))).some((job) => job.status === 'processing'), {
+    // The job's lease names the process that holds it (worker_<host>_<pid>_…); espeak-ng children
+    // alone cannot tell, since every engine keeps a spare one waiting.
+    const rendering = (await waitFor(async () => (await jobDocs(servers!, longJobs.map((s) => s.jobId!))).find((job) => job.status === 'processing'), {
       timeoutMs: 60_000, intervalMs: 50, what: 'a long job to start rendering',
-    });
-    const victim = (await waitFor(() => top.inference.find((p) => espeakChildren(p.child.child.pid!) > 0), {
-      timeoutMs: 60_000, intervalMs: 20, what: 'an inference process rendering a job',
     }))!;
-    const inFlight = (await jobDocs(servers, longJobs.map((s) => s.jobId!))).filter((job) => job.status === 'processing').map((job) => job._id);
+    const victim = top.inference.find((p) => rendering.leaseOwner.includes(`_${p.child.child.pid}_`));
+    if (!victim) throw new Error(`no inference process holds the lease ${rendering.leaseOwner}`);
+    t.true(espeakChildren(victim.child.child.pid!) > 0, `${victim.name} runs espeak-ng while it renders`);
+    const inFlight = (await jobDocs(servers, longJobs.map((s) => s.jobId!))).filter((job) => job.status === 'processing' && job.leaseOwner === rendering.leaseOwner).map((job) => job._id);
     await victim.child.kill('SIGKILL');
     step(`SIGKILLed ${victim.name} while rendering; jobs processing then: ${inFlight.length}`);
     t.true(inFlight.length > 0, 'a job was being rendered when the process died');
@@ -271,11 +273,11 @@ function espeakChildren(pid: number): number {
   return count;
 }
 
-async function jobDocs(servers: BackboneServers, ids: string[]): Promise<Array<{ _id: string; status: string; attempts: number }>> {
+async function jobDocs(servers: BackboneServers, ids: string[]): Promise<Array<{ _id: string; status: string; attempts: number; leaseOwner: string }>> {
   const client = new MongoClient(servers.mongo.url);
   try {
-    return await client.db(servers.mongo.db).collection<{ _id: string; status: string; attempts: number }>('tts_jobs')
-      .find({ _id: { $in: ids } }, { projection: { status: 1, attempts: 1 } }).toArray();
+    return await client.db(servers.mongo.db).collection<{ _id: string; status: string; attempts: number; leaseOwner: string }>('tts_jobs')
+      .find({ _id: { $in: ids } }, { projection: { status: 1, attempts: 1, leaseOwner: 1 } }).toArray();
   } finally {
     await client.close();
   }
