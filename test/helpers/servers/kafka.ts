@@ -63,8 +63,16 @@ function serverProperties(dir: string, port: number, controllerPort: number): st
   ].join('\n')}\n`;
 }
 
-/** A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints. */
-const clusterId = () => randomBytes(16).toString('base64url');
+/**
+ * A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints.
+ * One that starts with '-' would be read by kafka-storage's argument parser as an option (1 in 64), so none does.
+ */
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
 
 /**
  * Whether the broker answers metadata requests and its group coordinator has
