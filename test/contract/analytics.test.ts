@@ -7,6 +7,7 @@ import { createClient } from '@clickhouse/client';
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery } from '../../core/ports/analytics.ts';
 import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
+import { rebuildCells } from '../../core/adapters/analytics/sqlite-usage-cells.ts';
 import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
 import { sqlIdentifier, sqlString } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import { aggregateStatements } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
@@ -281,6 +282,45 @@ test.after.always(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 analyticsContract('sqlite', async () => createSqliteAnalytics(db));
+analyticsContract('sqlite read from raw rows only', async () => createSqliteAnalytics(db, { dailyCells: false }));
+
+test('sqlite daily cells answer exactly what the raw rows answer for a history with duplicates, late and repeated closes, then again once rebuilt', async (t) => {
+  const p = uniquePrefix('cells');
+  const { rounds, accounts } = history(p, 20261125);
+  const cellsDir = mkdtempSync(path.join(tmpdir(), 'analytics-cells-'));
+  const file = openEmbeddedDb(cellsDir);
+  try {
+    const cells = createSqliteAnalytics(file);
+    const raw = createSqliteAnalytics(file, { dailyCells: false });
+    for (const batch of rounds.flat()) {
+      if (batch.kind === 'outcomes') await cells.recordOutcomes(batch.events);
+      else await cells.recordJobCloses(batch.events);
+    }
+    const windows = [...HISTORY_WINDOWS,
+      // Windows ending after every row (the last day read whole from its cells) and cut at a UTC midnight.
+      ['2026-02-20T06:00:00.000Z', '2026-03-05T06:00:00.000Z'], ['2026-03-02T00:00:00.000Z', '2026-03-04T09:00:00.000Z'],
+      ['2026-03-03T00:00:00.000Z', '2026-03-03T00:00:00.001Z']];
+    const queries: UsageQuery[] = accounts.flatMap((accountId) => windows.flatMap(([from, to]) => [
+      { scope: 'account' as const, accountId, keyId: null, from: new Date(from!), to: new Date(to!) },
+      { scope: 'key' as const, accountId, keyId: `${accountId}-key-1`, from: new Date(from!), to: new Date(to!) },
+    ]));
+    const compare = async (stage: string) => {
+      for (const query of queries) {
+        t.deepEqual(await cells.usage(query), await raw.usage(query), `${stage}: ${query.scope} ${query.accountId} ${query.from.toISOString()} to ${query.to.toISOString()}`);
+      }
+    };
+    await compare('live');
+    const moved = file.prepare(`SELECT COUNT(*) FROM usage_job_closes GROUP BY job_id HAVING COUNT(*) > 1`).pluck().all().length;
+    t.true(moved > 0, 'some jobs closed twice');
+    rebuildCells(file);
+    await compare('rebuilt');
+    await cells.close();
+    await raw.close();
+  } finally {
+    file.close();
+    rmSync(cellsDir, { recursive: true, force: true });
+  }
+});
 
 const clickhouseUrl = process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
 if (reachable(new URL('/ping', clickhouseUrl).href)) {
@@ -378,16 +418,18 @@ function history(p: string, seed: number) {
   return { rounds, accounts: [`${p}acct-0`, `${p}acct-1`] };
 }
 
+const HISTORY_WINDOWS: Array<[string, string]> = [
+  ['2026-03-01T00:00:00.000Z', '2026-03-04T00:00:00.000Z'],
+  ['2026-02-28T17:00:00.000Z', '2026-03-03T17:00:00.000Z'],
+  ['2026-03-01T05:13:07.123Z', '2026-03-03T20:00:00.000Z'],
+  ['2026-03-02T01:00:00.000Z', '2026-03-02T23:00:00.000Z'],
+  // Last days read whole from the aggregates less the rows after the window (more inside than after).
+  ['2026-03-01T05:13:07.123Z', '2026-03-03T14:00:00.000Z'],
+  ['2026-03-01T00:00:00.000Z', '2026-03-02T18:45:00.000Z'],
+];
+
 function exactnessAgainstSqlite(options: { url: string; database: string; user: string; password: string }) {
-  const windows: Array<[string, string]> = [
-    ['2026-03-01T00:00:00.000Z', '2026-03-04T00:00:00.000Z'],
-    ['2026-02-28T17:00:00.000Z', '2026-03-03T17:00:00.000Z'],
-    ['2026-03-01T05:13:07.123Z', '2026-03-03T20:00:00.000Z'],
-    ['2026-03-02T01:00:00.000Z', '2026-03-02T23:00:00.000Z'],
-    // Last days read whole from the aggregates less the rows after the window (more inside than after).
-    ['2026-03-01T05:13:07.123Z', '2026-03-03T14:00:00.000Z'],
-    ['2026-03-01T00:00:00.000Z', '2026-03-02T18:45:00.000Z'],
-  ];
+  const windows = HISTORY_WINDOWS;
   test('clickhouse pre-aggregates answer exactly what sqlite answers for a history with duplicates, concurrent writers and late closes, then again once rebuilt from the raw tables', async (t) => {
     t.timeout(120_000);
     const p = uniquePrefix('history');

@@ -1,10 +1,13 @@
 /**
- * The embedded `/usage` query: one pass over the account's rows of the
- * window, grouped five ways, and the p95 of generation time. Shared by the
- * adapter (in-memory databases) and its query thread (files).
+ * The embedded `/usage` query. Whole UTC days of the window are read from
+ * the daily cells (sqlite-usage-cells.ts); the partial days at either end
+ * from the raw rows with their closes applied. Both are folded into the five
+ * report dimensions in one statement, so its cost follows the days and the
+ * partial days' rows, not the whole window's. Shared by the adapter
+ * (in-memory databases) and its query thread (files).
  */
 import type Database from 'better-sqlite3';
-import { CLOSED_ERROR_STATUS, DAY_MS, quantileIndex, type DimKind, type DimRow } from './report.ts';
+import { CLOSED_ERROR_STATUS, DAY_MS, P95, type DimKind, type DimRow } from './report.ts';
 
 export interface UsageParams {
   accountId: string;
@@ -19,10 +22,15 @@ export interface UsageRows {
   p95GenMs: number | null;
 }
 
-// Rows of the window with closes applied; MATERIALIZED so the five groupings below read it once.
-const EFFECTIVE_ROWS = `
-WITH eff AS MATERIALIZED (
-  SELECT e.at_ms, e.route, COALESCE(e.voice, '') AS voice, e.voice_name, e.engine, e.tokens_charged, e.characters,
+/**
+ * Usage rows with their latest close applied: a queued job row takes the
+ * result, audio, generation time and error of the close that counts (the
+ * latest by time, then id). The one definition of "what a row counts as",
+ * used by the query and by the daily cells' upkeep alike.
+ */
+export const effectiveRows = (where: string) => `
+  SELECT e.account_id, COALESCE(e.key_id, '') AS key_id, e.at_ms, e.route, COALESCE(e.voice, '') AS voice, e.voice_name, e.engine,
+    e.tokens_charged, e.characters,
     COALESCE(c.result, e.result) AS result,
     CASE WHEN c.id IS NULL THEN e.audio_seconds ELSE c.audio_seconds END AS audio_seconds,
     CASE WHEN c.id IS NULL THEN e.gen_ms ELSE c.gen_ms END AS gen_ms,
@@ -31,26 +39,87 @@ WITH eff AS MATERIALIZED (
   FROM usage_events e
   LEFT JOIN usage_job_closes c ON e.result = 'queued' AND e.job_id IS NOT NULL
     AND c.id = (SELECT id FROM usage_job_closes WHERE job_id = e.job_id ORDER BY at_ms DESC, id DESC LIMIT 1)
-  WHERE e.account_id = @accountId AND (@scopeAll = 1 OR e.key_id IS @keyId)
-    AND e.at_ms >= @fromMs AND e.at_ms < @toMs
+  WHERE ${where}`;
+
+/**
+ * Which parts of a window come from where (all times in ms, days as UTC day
+ * numbers): raw rows of [headFrom, headTo); the cells of days [firstDay,
+ * endDay); and the last, partial day tailDay, read whole from its cells when
+ * the account has no row after the window that day (nearly always so for a
+ * window ending now), else from its raw rows [tailFrom, tailTo).
+ */
+export interface WindowPlan {
+  headFrom: number;
+  headTo: number;
+  firstDay: number;
+  endDay: number;
+  tailDay: number;
+  tailFrom: number;
+  tailTo: number;
+  tailDayEnd: number;
+}
+
+/** `cells: false` reads the whole window from the raw rows (the reference the tests compare with). */
+export function planWindow(fromMs: number, toMs: number, cells = true): WindowPlan {
+  const rawOnly: WindowPlan = { headFrom: fromMs, headTo: toMs, firstDay: 0, endDay: 0, tailDay: -1, tailFrom: 0, tailTo: 0, tailDayEnd: 0 };
+  const first = Math.ceil(fromMs / DAY_MS);
+  const end = Math.floor(toMs / DAY_MS);
+  if (!cells || end < first) return rawOnly;
+  const tail = toMs > end * DAY_MS;
+  return {
+    headFrom: fromMs, headTo: first * DAY_MS, firstDay: first, endDay: end,
+    tailDay: tail ? end : -1, tailFrom: tail ? end * DAY_MS : 0, tailTo: tail ? toMs : 0, tailDayEnd: tail ? (end + 1) * DAY_MS : 0,
+  };
+}
+
+const SCOPE = '(@scopeAll = 1 OR e.key_id IS @keyId)';
+const ROWS_AFTER_TAIL = `EXISTS (SELECT 1 FROM usage_events a WHERE a.account_id = @accountId AND a.at_ms >= @tailTo AND a.at_ms < @tailDayEnd)`;
+
+// Raw rows of the partial days; MATERIALIZED so the groupings below read them once. The tail's end is
+// a constant subquery (read once, an index bound) rather than a condition the planner would test per row.
+const RAW_ROWS = `raw AS MATERIALIZED (
+  ${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @headFrom AND e.at_ms < @headTo`)}
+  UNION ALL
+  ${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @tailFrom AND e.at_ms < (CASE WHEN ${ROWS_AFTER_TAIL} THEN @tailTo ELSE @tailFrom END)`)}
 )`;
 
-const AGGREGATES = `COUNT(*) AS requests,
-  TOTAL(result = 'ok') AS ok, TOTAL(result = 'queued') AS queued, TOTAL(result = 'cache_hit') AS cache_hit,
-  TOTAL(result = 'denied') AS denied, TOTAL(result = 'error') AS error,
-  TOTAL(tokens_charged) AS token_cost, TOTAL(characters) AS characters, TOTAL(audio_seconds) AS audio_seconds,
-  COUNT(gen_ms) AS gen_count, TOTAL(gen_ms) AS gen_sum, MAX(at_ms) AS last_at_ms,
-  MAX(voice_name) AS voice_name, MAX(engine) AS engine`;
+const CELL_DAYS = `account_id = @accountId AND (@scopeAll = 1 OR key_id = @cellKey)
+  AND ((day >= @firstDay AND day < @endDay) OR (day = @tailDay AND NOT ${ROWS_AFTER_TAIL}))`;
 
-const DIMENSIONS_SQL = `${EFFECTIVE_ROWS}
-SELECT 't' AS kind, '' AS k1, '' AS k2, ${AGGREGATES} FROM eff
-UNION ALL SELECT 'd', CAST(at_ms / ${DAY_MS} AS TEXT), '', ${AGGREGATES} FROM eff GROUP BY at_ms / ${DAY_MS}
-UNION ALL SELECT 'r', route, '', ${AGGREGATES} FROM eff GROUP BY route
-UNION ALL SELECT 'v', voice, '', ${AGGREGATES} FROM eff GROUP BY voice
-UNION ALL SELECT 'e', error_code, CAST(status AS TEXT), ${AGGREGATES} FROM eff WHERE error_code <> '' GROUP BY error_code, status`;
+const CELLS = `cells AS MATERIALIZED (
+  SELECT day, route, voice, error_code, status, requests, ok, queued, cache_hit, denied, error, token_cost, characters,
+    audio_seconds, gen_count, gen_sum, last_at_ms, voice_name, engine
+  FROM usage_daily WHERE ${CELL_DAYS}
+  UNION ALL
+  SELECT at_ms / ${DAY_MS}, route, voice, error_code, status, 1, result = 'ok', result = 'queued', result = 'cache_hit',
+    result = 'denied', result = 'error', tokens_charged, characters, audio_seconds, gen_ms IS NOT NULL, COALESCE(gen_ms, 0),
+    at_ms, voice_name, engine
+  FROM raw
+)`;
 
-const P95_SQL = `${EFFECTIVE_ROWS}
-SELECT gen_ms FROM eff WHERE gen_ms IS NOT NULL ORDER BY gen_ms LIMIT 1 OFFSET @offset`;
+const SUMS = `TOTAL(requests) AS requests, TOTAL(ok) AS ok, TOTAL(queued) AS queued, TOTAL(cache_hit) AS cache_hit,
+  TOTAL(denied) AS denied, TOTAL(error) AS error, TOTAL(token_cost) AS token_cost, TOTAL(characters) AS characters,
+  TOTAL(audio_seconds) AS audio_seconds, TOTAL(gen_count) AS gen_count, TOTAL(gen_sum) AS gen_sum,
+  MAX(last_at_ms) AS last_at_ms, MAX(voice_name) AS voice_name, MAX(engine) AS engine`;
+
+// A cell whose rows all moved to another cell counts nothing and must not show as a group.
+const DIMENSIONS_SQL = `WITH ${RAW_ROWS}, ${CELLS}
+SELECT 't' AS kind, '' AS k1, '' AS k2, ${SUMS} FROM cells
+UNION ALL SELECT 'd', CAST(day AS TEXT), '', ${SUMS} FROM cells GROUP BY day HAVING TOTAL(requests) > 0
+UNION ALL SELECT 'r', route, '', ${SUMS} FROM cells GROUP BY route HAVING TOTAL(requests) > 0
+UNION ALL SELECT 'v', voice, '', ${SUMS} FROM cells GROUP BY voice HAVING TOTAL(requests) > 0
+UNION ALL SELECT 'e', error_code, CAST(status AS TEXT), ${SUMS} FROM cells WHERE error_code <> '' GROUP BY error_code, status HAVING TOTAL(requests) > 0`;
+
+// The generation time at position floor(P95 x n) of the sorted times (as report.ts's quantileIndex), counted in this one snapshot.
+const P95_SQL = `WITH ${RAW_ROWS},
+gens AS (
+  SELECT gen_ms, TOTAL(n) AS n FROM (
+    SELECT gen_ms, n FROM usage_gen_daily WHERE ${CELL_DAYS}
+    UNION ALL SELECT gen_ms, 1 FROM raw WHERE gen_ms IS NOT NULL
+  ) GROUP BY gen_ms HAVING TOTAL(n) > 0
+),
+ranked AS (SELECT gen_ms, SUM(n) OVER (ORDER BY gen_ms ROWS UNBOUNDED PRECEDING) AS upto, SUM(n) OVER () AS total FROM gens)
+SELECT gen_ms FROM ranked WHERE upto > MIN(CAST(${P95} * total AS INTEGER), total - 1) ORDER BY gen_ms LIMIT 1`;
 
 interface RawDimRow {
   kind: DimKind; k1: string; k2: string; requests: number; ok: number; queued: number; cache_hit: number;
@@ -90,9 +159,10 @@ export function inPlaceRunner(db: Database.Database): ReadRunner {
   };
 }
 
-export async function queryUsage(run: ReadRunner, params: UsageParams): Promise<UsageRows> {
-  const rows = ((await run.all('dimensions', { ...params })) as RawDimRow[]).map(toDimRow);
+export async function queryUsage(run: ReadRunner, params: UsageParams, options: { cells?: boolean } = {}): Promise<UsageRows> {
+  const bound = { ...params, cellKey: params.keyId ?? '', ...planWindow(params.fromMs, params.toMs, options.cells ?? true) };
+  const rows = ((await run.all('dimensions', bound)) as RawDimRow[]).map(toDimRow);
   const genCount = rows.find((row) => row.kind === 't')?.genCount ?? 0;
-  const p95GenMs = genCount > 0 ? ((await run.value('p95', { ...params, offset: quantileIndex(genCount) })) as number) : null;
+  const p95GenMs = genCount > 0 ? ((await run.value('p95', bound)) as number | undefined) ?? null : null;
   return { rows, p95GenMs };
 }

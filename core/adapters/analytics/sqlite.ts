@@ -3,12 +3,15 @@ import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } 
 import { buildReport, eventTimeMs } from './report.ts';
 import { inPlaceRunner, queryUsage, USAGE_STATEMENTS, type UsageParams } from './sqlite-usage-sql.ts';
 import { ReadThread } from './sqlite-usage-thread.ts';
+import { createCellUpkeep } from './sqlite-usage-cells.ts';
 
 /**
  * Embedded analytics in the shared SQLite file. Outcome rows and job closes
  * are stored as they arrive (primary key on the event id makes redelivery a
- * no-op) and a queued row is matched with its latest close at query time, so
- * a close that arrives before its outcome row still counts. `/usage`
+ * no-op) and a queued row is matched with its latest close, so a close that
+ * arrives before its outcome row still counts. Daily cells kept in the same
+ * transactions (sqlite-usage-cells.ts) answer the window's whole days, so a
+ * query's cost does not grow with the account's history. `/usage`
  * queries run on a worker thread with its own read-only connection (WAL
  * lets it read beside the writer), so a long query never stalls the event
  * loop; an in-memory database (unit tests) is queried in place.
@@ -52,8 +55,14 @@ CREATE TABLE IF NOT EXISTS usage_job_closes (
 CREATE INDEX IF NOT EXISTS usage_job_closes_job ON usage_job_closes (job_id, at_ms);
 `;
 
-export function createSqliteAnalytics(db: EmbeddedDb): Analytics {
+export interface SqliteAnalyticsOptions {
+  /** false: read every window from the raw rows (the reference the cells are tested against) */
+  dailyCells?: boolean;
+}
+
+export function createSqliteAnalytics(db: EmbeddedDb, options: SqliteAnalyticsOptions = {}): Analytics {
   db.exec(SCHEMA);
+  const cells = createCellUpkeep(db);
 
   const insertOutcome = db.prepare(`INSERT OR IGNORE INTO usage_events
     (id, at_ms, request_id, account_id, key_id, grant_id, route, status, result, tokens_charged, tokens_refunded,
@@ -67,16 +76,25 @@ export function createSqliteAnalytics(db: EmbeddedDb): Analytics {
   const thread = db.memory ? null : new ReadThread(db.name, USAGE_STATEMENTS);
   const reads = thread ?? inPlaceRunner(db);
 
+  const closeExists = db.prepare('SELECT 1 FROM usage_job_closes WHERE id = ?').pluck();
+
   const recordOutcomes = db.transaction((events: OutcomeEvent[]) => {
+    const added: string[] = [];
     for (const ev of events) {
-      insertOutcome.run({
+      const { changes } = insertOutcome.run({
         ...ev, atMs: eventTimeMs(ev.at, 'outcome event'),
         cacheHit: ev.cacheHit ? 1 : 0, queued: ev.queued ? 1 : 0,
       });
+      if (changes === 1) added.push(ev.id);
     }
+    cells.outcomesAdded(added);
   });
   const recordJobCloses = db.transaction((events: JobCloseEvent[]) => {
-    for (const ev of events) insertClose.run({ ...ev, atMs: eventTimeMs(ev.at, 'job close event') });
+    const rows = events.map((ev) => ({ ...ev, atMs: eventTimeMs(ev.at, 'job close event') }));
+    const fresh = rows.filter((row) => !closeExists.get(row.id));
+    cells.closing([...new Set(fresh.map((row) => row.jobId))], () => {
+      for (const row of fresh) insertClose.run(row);
+    });
   });
 
   return {
@@ -94,7 +112,7 @@ export function createSqliteAnalytics(db: EmbeddedDb): Analytics {
         fromMs: query.from.getTime(),
         toMs: query.to.getTime(),
       };
-      const { rows, p95GenMs } = await queryUsage(reads, params);
+      const { rows, p95GenMs } = await queryUsage(reads, params, { cells: options.dailyCells ?? true });
       return buildReport(rows, p95GenMs);
     },
     async ping() {
