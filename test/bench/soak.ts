@@ -204,7 +204,10 @@ async function run(stack: string): Promise<boolean> {
     const rate = Math.max(1, sustainable * LOAD_SHARE);
     console.log(`  capacity: ${cap.requests.toFixed(1)} successful req/s in a closed loop of 32 (jobs rendered meanwhile ${cap.renders.toFixed(1)}/s), ${renders.toFixed(1)} jobs/s rendered alone: ${sustainable.toFixed(1)} req/s with the mix's jobs rendered`);
     console.log(`  soaking at ${rate.toFixed(1)} req/s (${LOAD_SHARE * 100}%) for ${MINUTES} min`);
+    const submittedBefore = submittedJobs;
+    const finishedBefore = await jobsFinished(server.url);
     const { samples, rss } = await soak(server.url, apiKey, rate, server.child.pid!, jobs);
+    const renderedDuring = (await jobsFinished(server.url)) - finishedBefore;
 
     const errors = samples.filter((s) => !s.ok);
     const firstMinute = samples.filter((s) => s.at < 60_000).map((s) => s.ms);
@@ -228,6 +231,9 @@ async function run(stack: string): Promise<boolean> {
     const byKind = MIX.map(([kind]) => `${kind} ${samples.filter((s) => s.kind === kind).length}`).join(', ');
     console.log(`  requests ${samples.length} (${byKind}); errors ${errors.length}${errors.length ? ` (statuses ${[...new Set(errors.map((e) => e.status))].join(', ')})` : ''}`);
     console.log(`  p99 first minute ${p99First.toFixed(0)} ms, last minute ${p99Last.toFixed(0)} ms (${((p99Last / p99First - 1) * 100).toFixed(0)}%)`);
+    const lastMinuteByKind = MIX.map(([kind]) => `${kind} ${p99(samples.filter((s) => s.kind === kind && s.at >= (MINUTES - 1) * 60_000).map((s) => s.ms)).toFixed(0)}`).join(', ');
+    console.log(`  p99 of the last minute by kind (ms): ${lastMinuteByKind}`);
+    console.log(`  jobs: ${submittedJobs - submittedBefore} accepted during the soak, ${renderedDuring} rendered, ${Math.max(0, submittedJobs - finishedBefore - renderedDuring)} still queued at its end`);
     console.log(`  RSS first minute ${(rssFirst / 2 ** 20).toFixed(0)} MB, last minute ${(rssLast / 2 ** 20).toFixed(0)} MB (${(growth * 100).toFixed(1)}%)`);
     console.log(`  ledger: used ${reconcile.usedTokens}, charged ${reconcile.ledgerCharged}, refunded ${reconcile.ledgerRefunded}, balanced ${reconcile.balanced}`);
     const checks: Array<[string, boolean]> = [

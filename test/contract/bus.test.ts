@@ -263,8 +263,9 @@ test('local: a publish in this process wakes an idle subscriber at once, without
     await sleep(50);
     const sentAt = Date.now();
     await bus.publish(topic, [{ id: 'x', key: 'k', value: 1 }]);
-    await eventually(() => receivedAt > 0, 2000);
-    t.true(receivedAt - sentAt < 100, `latency ${receivedAt - sentAt} ms`);
+    // The rule, not the machine's speed: far sooner than the 60 s poll, however loaded the machine is.
+    await eventually(() => receivedAt > 0, 10_000);
+    t.true(receivedAt - sentAt < 5_000, `latency ${receivedAt - sentAt} ms`);
     await sub.stop();
   } finally {
     await bus.close();
