@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { spawnServer, load, median, fmt, type LoadResult } from './lib.ts';
+import { LOAD_GENERATOR_ENV, spawnServer, load, median, fmt, type LoadResult } from './lib.ts';
 
 /**
  * Issue 2: authenticated, rate-limited GET /api/v1/balance on embedded defaults
@@ -51,9 +51,9 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-bench-'));
 const bare = await spawnServer('test/bench/bare-koa.ts');
 const platform = await spawnServer('core/main.ts', {
   DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api',
-  ACCOUNT_ROUTES_PER_MINUTE: '100000000', RATE_SPEECH_PER_MINUTE: '100000000',
-  // The edge phase still runs (its cost is in the figures; BENCH_EDGE_OFF=1 turns it off to compare); one load generator is one address.
-  ...(process.env.BENCH_EDGE_OFF === '1' ? { EDGE_REQUESTS_PER_MINUTE: '0', EDGE_CONNECTIONS: '0' } : { EDGE_REQUESTS_PER_MINUTE: '100000000', EDGE_CONNECTIONS: '100000' }), QUEUE_MAX_DEPTH: '100000000', USER_QUEUE_MAX: '100000000',
+  ...LOAD_GENERATOR_ENV,
+  // BENCH_EDGE_OFF=1 turns the edge phase off, to compare its cost.
+  ...(process.env.BENCH_EDGE_OFF === '1' ? { EDGE_REQUESTS_PER_MINUTE: '0', EDGE_CONNECTIONS: '0' } : {}),
 });
 try {
   const boot = await fetch(`${platform.url}/admin/v1/bootstrap`, {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startKafka } from '../helpers/servers/kafka.ts';
 import { startMongo } from '../helpers/servers/mongo.ts';
-import { spawnServer, load, median, fmt, type LoadResult } from './lib.ts';
+import { LOAD_GENERATOR_ENV, spawnServer, load, median, fmt, type LoadResult } from './lib.ts';
 
 /**
  * The production path against the embedded defaults, side by side in one
@@ -70,7 +70,7 @@ try {
     dataDirs.push(dataDir);
     const server = await spawnServer('core/main.ts', {
       DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: 'api',
-      ACCOUNT_ROUTES_PER_MINUTE: '100000000', RATE_SPEECH_PER_MINUTE: '100000000', QUEUE_MAX_DEPTH: '100000000', USER_QUEUE_MAX: '100000000',
+      ...LOAD_GENERATOR_ENV,
       ...setup.env,
     });
     started.push(server.stop);

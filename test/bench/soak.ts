@@ -1,7 +1,7 @@
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { spawnServer } from './lib.ts';
+import { LOAD_GENERATOR_ENV, spawnServer } from './lib.ts';
 import { startKafka } from '../helpers/servers/kafka.ts';
 import { startMongo } from '../helpers/servers/mongo.ts';
 
@@ -175,10 +175,8 @@ async function run(stack: string): Promise<boolean> {
   const servers: Array<{ stop(): Promise<void> }> = [];
   const env: Record<string, string> = {
     DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN,
-    ACCOUNT_ROUTES_PER_MINUTE: '100000000', RATE_SPEECH_PER_MINUTE: '100000000', QUEUE_MAX_DEPTH: '100000000', USER_QUEUE_MAX: '100000000',
-    STREAMS_PER_GRANT: '1000', STREAM_CAPACITY: '1000', METRICS_TOKEN,
-    // One load generator is one source address: the per-address edge limits are lifted, as are the per-key speech caps.
-    EDGE_REQUESTS_PER_MINUTE: '100000000', EDGE_CONNECTIONS: '100000', EDGE_STREAM_REQUESTS_PER_MINUTE: '100000000', EDGE_STREAM_CONNECTIONS: '100000',
+    ...LOAD_GENERATOR_ENV, STREAMS_PER_GRANT: '1000', STREAM_CAPACITY: '1000', METRICS_TOKEN,
+    // One load generator is one key: the per-key speech caps are lifted too.
     SPEECH_CONCURRENCY_PER_KEY: '64', SPEECH_CONCURRENCY_PER_ACCOUNT: '64',
   };
   if (stack === 'kafka-mongo') {
