@@ -37,6 +37,8 @@ export class SpeechRun {
   interrupted = false;
 
   private readonly controller = new AbortController();
+  /** Removes this run's listeners from the signals it was given (the server's interrupt lives as long as the process). */
+  private readonly listeners = new AbortController();
   private readonly iterator: AsyncIterator<PcmChunk>;
   private readonly started = performance.now();
   private readonly abandonMs: number;
@@ -51,15 +53,10 @@ export class SpeechRun {
     this.abandonMs = options.abandonMs;
     const gone = options.clientGone;
     if (gone?.aborted) this.stop('client_gone');
-    else gone?.addEventListener('abort', () => this.stop('client_gone'), { once: true, signal: this.controller.signal });
+    else gone?.addEventListener('abort', () => this.stop('client_gone'), { once: true, signal: this.listeners.signal });
     const interrupt = options.interrupt;
-    const onInterrupt = () => {
-      if (this.stopReason || this.finished) return;
-      this.interrupted = true;
-      this.stop('failed');
-    };
-    if (interrupt?.aborted) onInterrupt();
-    else interrupt?.addEventListener('abort', onInterrupt, { once: true, signal: this.controller.signal });
+    if (interrupt?.aborted) this.interrupt();
+    else interrupt?.addEventListener('abort', () => this.interrupt(), { once: true, signal: this.listeners.signal });
     this.iterator = engine.synthesize({ ...request, signal: this.controller.signal })[Symbol.asyncIterator]();
   }
 
@@ -74,12 +71,20 @@ export class SpeechRun {
     return this.finished ? 'complete' : null;
   }
 
+  /** The server is stopping and can no longer wait for this run. */
+  private interrupt(): void {
+    if (this.stopReason || this.finished) return;
+    this.interrupted = true;
+    this.stop('failed');
+  }
+
   /** Stops the engine at once (its AbortSignal fires); the first reason given is the one reported. */
   stop(reason: StopReason): void {
     if (this.stopReason || this.finished) return;
     this.stopReason = reason;
     this.genMs = Math.round(performance.now() - this.started);
     this.clearWatchdog();
+    this.listeners.abort();
     this.controller.abort(reason);
     // Lets the engine's own `finally` run (kills its processes, closes its connections).
     void this.iterator.return?.()?.catch(noop);
@@ -155,6 +160,7 @@ export class SpeechRun {
     this.finished = true;
     this.genMs = Math.round(performance.now() - this.started);
     this.clearWatchdog();
+    this.listeners.abort();
   }
 
   private fail(err: unknown): void {

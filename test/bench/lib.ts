@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -25,6 +26,12 @@ export async function spawnServer(script: string, env: Record<string, string> = 
   // BENCH_NODE_ARGS lets a profiling run add flags such as --cpu-prof to the server.
   const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
   const child = spawn(process.execPath, [...extra, '--import=tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_SERVER_LOG=<file> keeps the server's output, to see what it said under load.
+  if (process.env.BENCH_SERVER_LOG) {
+    const log = createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  }
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${out}`)), 60_000);
@@ -33,6 +40,11 @@ export async function spawnServer(script: string, env: Record<string, string> = 
       const m = /listening on (http:\/\/[^\s/]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
+        // Started: stop collecting its output (a long run would keep it all).
+        child.stdout!.off('data', onData);
+        child.stderr!.off('data', onData);
+        child.stdout!.resume();
+        child.stderr!.resume();
         resolve(m[1]);
       }
     };

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { getEventListeners } from 'node:events';
 import type { PcmChunk, SpeechEngine, SynthesisRequest } from '../../core/ports/engine.ts';
 import { CATALOGUE } from '../../config/voices.ts';
 import { SpeechRun } from '../../plugins/speech/synthesis.ts';
@@ -111,4 +112,20 @@ test('a consumer that stops early stops the engine; the first reason given wins'
   t.true(engine.signals[0].aborted);
   run.stop('client_gone');
   t.is(run.end, 'failed');
+});
+
+test('a run that ended, completed, failed or stopped, leaves no listener on the server-wide interrupt signal (it would keep every run alive)', async (t) => {
+  const interrupt = new AbortController();
+  const gone = new AbortController();
+  const complete = new SpeechRun(scripted([1600]), request, { abandonMs: 1000, interrupt: interrupt.signal, clientGone: gone.signal });
+  t.is(getEventListeners(interrupt.signal, 'abort').length, 1, 'listening while it runs');
+  await drain(complete);
+  const failed = new SpeechRun(scripted([{ fail: 'engine broke' }]), request, { abandonMs: 1000, interrupt: interrupt.signal });
+  await drain(failed);
+  const stopped = new SpeechRun(scripted([1600, { wait: 5000 }]), request, { abandonMs: 10_000, interrupt: interrupt.signal });
+  stopped.stop('client_gone');
+  await drain(stopped);
+  t.is(complete.end, 'complete');
+  t.is(getEventListeners(interrupt.signal, 'abort').length, 0);
+  t.is(getEventListeners(gone.signal, 'abort').length, 0);
 });

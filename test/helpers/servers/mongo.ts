@@ -17,10 +17,15 @@ export interface TestMongo {
 
 const START_TIMEOUT_MS = 60_000;
 
-/** `bench`: JVM flags for throughput rather than start-up time (BENCH_JVM). */
-export async function startMongo(options: { bench?: boolean } = {}): Promise<TestMongo> {
+/**
+ * `bench`: JVM flags for throughput rather than start-up time (BENCH_JVM).
+ * `heapMb`: the JVM's heap (default 768). The backend keeps every document
+ * and GridFS chunk in that heap, so a long run that stores audio needs more:
+ * a full heap makes the JVM collect without end and drop connections.
+ */
+export async function startMongo(options: { bench?: boolean; heapMb?: number } = {}): Promise<TestMongo> {
   const server = prepareJavaServer('mongo');
-  const proc = startJava(server, [...(options.bench ? BENCH_JVM : SMALL_JVM), '-Xmx768m', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
+  const proc = startJava(server, [...(options.bench ? BENCH_JVM : SMALL_JVM), `-Xmx${options.heapMb ?? 768}m`, '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
     'MongoWireServer', ['127.0.0.1', '0'], process.cwd());
   try {
     const [, address] = await waitForOutput(proc, /listening (\S+:\d+)/, START_TIMEOUT_MS);
