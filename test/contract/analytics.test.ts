@@ -16,6 +16,17 @@ import { dropAggregateStatements, ensureAggregates } from '../../core/adapters/a
 const FROM = new Date('2026-03-01T00:00:00.000Z');
 const TO = new Date('2026-03-03T00:00:00.000Z');
 
+/** Windows the exactness tests ask for: cut at midnight, in UTC+7, mid-day, inside one day. */
+const HISTORY_WINDOWS: Array<[string, string]> = [
+  ['2026-03-01T00:00:00.000Z', '2026-03-04T00:00:00.000Z'],
+  ['2026-02-28T17:00:00.000Z', '2026-03-03T17:00:00.000Z'],
+  ['2026-03-01T05:13:07.123Z', '2026-03-03T20:00:00.000Z'],
+  ['2026-03-02T01:00:00.000Z', '2026-03-02T23:00:00.000Z'],
+  // Last days read whole from the aggregates less the rows after the window (more inside than after).
+  ['2026-03-01T05:13:07.123Z', '2026-03-03T14:00:00.000Z'],
+  ['2026-03-01T00:00:00.000Z', '2026-03-02T18:45:00.000Z'],
+];
+
 function outcome(id: string, at: string, fields: Partial<OutcomeEvent>): OutcomeEvent {
   return {
     id, at, requestId: `req-${id}`, accountId: null, keyId: null, grantId: 'grant-1', route: 'tts', status: 200,
@@ -418,15 +429,6 @@ function history(p: string, seed: number) {
   return { rounds, accounts: [`${p}acct-0`, `${p}acct-1`] };
 }
 
-const HISTORY_WINDOWS: Array<[string, string]> = [
-  ['2026-03-01T00:00:00.000Z', '2026-03-04T00:00:00.000Z'],
-  ['2026-02-28T17:00:00.000Z', '2026-03-03T17:00:00.000Z'],
-  ['2026-03-01T05:13:07.123Z', '2026-03-03T20:00:00.000Z'],
-  ['2026-03-02T01:00:00.000Z', '2026-03-02T23:00:00.000Z'],
-  // Last days read whole from the aggregates less the rows after the window (more inside than after).
-  ['2026-03-01T05:13:07.123Z', '2026-03-03T14:00:00.000Z'],
-  ['2026-03-01T00:00:00.000Z', '2026-03-02T18:45:00.000Z'],
-];
 
 function exactnessAgainstSqlite(options: { url: string; database: string; user: string; password: string }) {
   const windows = HISTORY_WINDOWS;
