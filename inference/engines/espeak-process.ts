@@ -7,7 +7,8 @@ import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { parseWavHeader, wavData } from '../../core/speechkit/audio/wav.ts';
 import { SampleAligner } from '../../core/speechkit/audio/pcm.ts';
 import { abortError, throwIfAborted } from '../../core/speechkit/abort.ts';
-import { launchEspeak, type SpareEspeaks } from './espeak-spares.ts';
+import type { SpareEspeaks } from './espeak-spares.ts';
+import { startChild } from '../../core/speechkit/launcher.ts';
 
 /** Found on PATH (Debian installs it as /usr/bin/espeak-ng). */
 export const DEFAULT_ESPEAK_BINARY = 'espeak-ng';
@@ -85,9 +86,11 @@ export async function* streamEspeak(
 ): AsyncGenerator<RenderedPcm> {
   throwIfAborted(signal);
   const args = synthArgs(voice);
-  const { child, exited, stderr } = spares ? spares.take(args) : launchEspeak(binary, args);
-  const onAbort = () => child.kill('SIGKILL');
+  const child = await (spares ? spares.take(args) : startChild(binary, args));
+  const { exited, stderr } = child;
+  const onAbort = () => child.kill();
   signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) child.kill();
   child.stdin.end(text, 'utf8');
   try {
     let head: Buffer | null = Buffer.alloc(0);
@@ -125,11 +128,11 @@ export async function* streamEspeak(
     if (result instanceof Error) {
       throw (result as NodeJS.ErrnoException).code === 'ENOENT' ? new EngineUnavailableError(`espeak-ng not found (${binary})`) : result;
     }
-    if (result.code !== 0) throw new Error(`espeak-ng exited with ${result.code ?? result.sig}: ${stderr().trim().slice(0, 300)}`);
+    if (result.code !== 0) throw new Error(`espeak-ng exited with ${result.code ?? result.signal}: ${stderr().trim().slice(0, 300)}`);
     if (size > 0) yield { pcm: Buffer.concat(parts, size), sampleRate };
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.running()) child.kill();
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { READY, startWorker } from '../../core/speechkit/worker-pool.ts';
+import { siblingModule } from '../../core/speechkit/module-url.ts';
 import { SpawnError, spawnCollect, type SpawnResult } from './spawn-collect.ts';
 
 export { SpawnError, type SpawnResult };
@@ -30,7 +31,8 @@ export interface SpawnReply {
   error?: string;
 }
 
-const SCRIPT = new URL('./spawn-worker.ts', import.meta.url);
+/** The thread's module; exported so the compiled build's test can check it is there. */
+export const SPAWN_WORKER = siblingModule(import.meta.url, 'spawn-worker');
 
 class SpawnThread {
   private worker: Worker | null = null;
@@ -44,7 +46,7 @@ class SpawnThread {
 
   start(): Promise<void> {
     if (this.ready) return this.ready;
-    const worker = startWorker(SCRIPT);
+    const worker = startWorker(SPAWN_WORKER);
     this.worker = worker;
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: SpawnReply | typeof READY) => {

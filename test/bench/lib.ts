@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -22,10 +23,38 @@ export const LOAD_GENERATOR_ENV: Record<string, string> = {
   EDGE_REQUESTS_PER_MINUTE: '100000000', EDGE_CONNECTIONS: '100000', EDGE_STREAM_REQUESTS_PER_MINUTE: '100000000', EDGE_STREAM_CONNECTIONS: '100000',
 };
 
+const BUILT_FOLDERS = ['core', 'plugins', 'pipelines', 'inference', 'config'];
+
+/** The newest modification time of a .ts file under `dir`, in ms. */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * How a bench runs a platform script: the compiled build under dist/, as
+ * `npm start` runs it in production, unless BENCH_BUILD=source asks for tsx.
+ * A build older than any source file is refused rather than measured.
+ */
+export function serverArgs(script: string): string[] {
+  const built = path.join('dist', script.replace(/\.ts$/, '.js'));
+  const platformScript = BUILT_FOLDERS.some((folder) => script.startsWith(`${folder}/`));
+  if (!platformScript || process.env.BENCH_BUILD === 'source') return ['--import=tsx', script];
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first (or BENCH_BUILD=source to measure through tsx)`);
+  const sources = Math.max(...BUILT_FOLDERS.map(newestSource));
+  if (statSync(built).mtimeMs < sources) throw new Error(`dist/ is older than the sources: run npm run build first (or BENCH_BUILD=source to measure through tsx)`);
+  return [built];
+}
+
 export async function spawnServer(script: string, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   // BENCH_NODE_ARGS lets a profiling run add flags such as --cpu-prof to the server.
   const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
-  const child = spawn(process.execPath, [...extra, '--import=tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...extra, ...serverArgs(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   // BENCH_SERVER_LOG=<file> keeps the server's output, to see what it said under load.
   if (process.env.BENCH_SERVER_LOG) {
     const log = createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' });

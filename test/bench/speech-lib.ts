@@ -131,15 +131,34 @@ export function runEspeak(text: string): Promise<Timed> {
   });
 }
 
+/**
+ * Waits (up to 5 s) until a server's process tree has spent at most one
+ * clock tick in 200 ms. A CPU figure starts and ends on a settled server:
+ * the work a phase leaves behind (saved copies written after the last mp3)
+ * counts in that phase, not in the next.
+ */
+export async function settle(pid: number): Promise<void> {
+  const until = performance.now() + 5000;
+  let last = treeCpuMs(pid);
+  while (performance.now() < until) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = treeCpuMs(pid);
+    if (now - last <= TICK_MS) return;
+    last = now;
+  }
+}
+
 /** Sequential runs: CPU per run read from `pid` (this process, `childrenOnly`, when it spawns the work itself). */
 export async function cpuPerRun(runs: number, pid: number, one: () => Promise<Timed>, childrenOnly = false): Promise<{ cpuMs: number; ttfb: number[] }> {
   // The API server's tree (helper included); this process alone when it runs the work itself.
   const read = () => (pid === process.pid ? cpuMs(pid, childrenOnly) : treeCpuMs(pid));
+  if (pid !== process.pid) await settle(pid);
   const before = read();
   const ttfb: number[] = [];
   for (let i = 0; i < runs; i++) ttfb.push((await one()).ttfbMs);
-  // Let the last child be reaped into cutime.
+  // Let the last child be reaped into cutime; a server's own trailing work (saved copies, outcome events) is part of its figure.
   await new Promise((r) => setTimeout(r, 50));
+  if (pid !== process.pid) await settle(pid);
   return { cpuMs: (read() - before) / runs, ttfb };
 }
 

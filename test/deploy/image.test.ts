@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { requireTools, run } from './tools.ts';
 
 /**
@@ -159,6 +160,15 @@ test('the image layout runs: dist/ compiled by tsconfig.build.json and the conso
   // `npm run build`'s second step: the console's front end into dist/console, where the compiled plugin looks.
   const vite = run(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(ROOT, 'plugins/console/vite.config.ts'), '--outDir', path.join(app, 'dist/console'), '--emptyOutDir', '--logLevel', 'warn']);
   t.is(vite.status, 0, vite.stdout + vite.stderr);
+
+  // Worker threads and the process launcher load modules of their own: in the compiled build those are .js files next to the caller.
+  const siblings: Array<[string, string]> = [
+    ['core/speechkit/text/speech-text-request.js', 'PREPARE_WORKER'], ['inference/engines/spawn-thread.js', 'SPAWN_WORKER'], ['core/speechkit/launcher.js', 'LAUNCHER_PROCESS'],
+  ];
+  for (const [file, name] of siblings) {
+    const url = ((await import(pathToFileURL(path.join(app, 'dist', file)).href)) as Record<string, URL>)[name]!;
+    t.true(url.pathname.endsWith('.js') && existsSync(fileURLToPath(url)), `${name} of dist/${file} is ${url.pathname}`);
+  }
 
   const child = spawn(process.execPath, ['dist/core/main.js'], {
     cwd: app,

@@ -258,21 +258,22 @@ function ownerOf(traffic: Traffic, request: Receiver['received'][number]): strin
 }
 
 /** Live espeak-ng processes whose parent is `pid`: the engine renders through them. */
+/** Live espeak-ng processes under `pid`: its children, or the children of its process launcher (core/speechkit/launcher.ts). */
 function espeakChildren(pid: number): number {
-  let count = 0;
+  const procs: Array<{ pid: number; name: string; state: string; ppid: number }> = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const close = stat.lastIndexOf(')');
-      const name = stat.slice(stat.indexOf('(') + 1, close);
       const [state, ppid] = stat.slice(close + 2).split(' ');
-      if (name.startsWith('espeak') && Number(ppid) === pid && state !== 'Z') count++;
+      procs.push({ pid: Number(entry), name: stat.slice(stat.indexOf('(') + 1, close), state: state!, ppid: Number(ppid) });
     } catch {
       // gone meanwhile
     }
   }
-  return count;
+  const under = new Set([pid, ...procs.filter((p) => p.ppid === pid).map((p) => p.pid)]);
+  return procs.filter((p) => p.name.startsWith('espeak') && under.has(p.ppid) && p.state !== 'Z').length;
 }
 
 async function jobDocs(servers: BackboneServers, ids: string[]): Promise<Array<{ _id: string; status: string; attempts: number; leaseOwner: string }>> {

@@ -7,10 +7,10 @@
  * ffmpeg (README, Performance). ffmpeg remains the fallback where lame is
  * not installed.
  */
-import { spawn } from 'node:child_process';
 import { PassThrough, Readable } from 'node:stream';
 import { findExecutable } from './binaries.ts';
 import { EncoderUnavailableError } from './ffmpeg.ts';
+import { startChild } from '../launcher.ts';
 
 export function lameBinary(): string | null {
   return findExecutable('lame');
@@ -41,24 +41,27 @@ export function lameStream(pcm: AsyncIterable<Buffer>, sampleRate: number, bitra
   if (!binary) throw new EncoderUnavailableError('mp3', 'lame not found on PATH');
   const output = new PassThrough();
   const input = Readable.from(pcm, { objectMode: false });
-  const child = spawn(binary, lameArgs(sampleRate, bitrateKbps), { stdio: ['pipe', 'pipe', 'ignore'] });
   const fail = (err: Error) => {
     if (!output.destroyed) output.destroy(err);
   };
   input.on('error', fail);
-  child.on('error', (err: NodeJS.ErrnoException) => fail(err.code === 'ENOENT' ? new EncoderUnavailableError('mp3', `lame not found (${binary})`) : err));
-  // EPIPE when lame dies early is reported through 'close' instead.
-  child.stdin.on('error', () => undefined);
-  input.pipe(child.stdin);
-  child.stdout.pipe(output, { end: false });
-  child.on('close', (code, signal) => {
-    if (output.destroyed) return;
-    if (code === 0) output.end();
-    else fail(new Error(`lame exited with ${code ?? signal}`));
-  });
-  output.on('close', () => {
-    input.destroy();
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  void startChild(binary, lameArgs(sampleRate, bitrateKbps)).then((child) => {
+    const stop = () => {
+      input.destroy();
+      if (child.running()) child.kill();
+    };
+    if (output.destroyed) return stop();
+    output.once('close', stop);
+    input.pipe(child.stdin);
+    child.stdout.pipe(output, { end: false });
+    // The exit can be reported before the last frames are read: the output ends once both are in.
+    const drained = new Promise<void>((resolve) => child.stdout.once('close', resolve));
+    void Promise.all([child.exited, drained]).then(([result]) => {
+      if (output.destroyed) return;
+      if (result instanceof Error) fail((result as NodeJS.ErrnoException).code === 'ENOENT' ? new EncoderUnavailableError('mp3', `lame not found (${binary})`) : result);
+      else if (result.code === 0) output.end();
+      else fail(new Error(`lame exited with ${result.code ?? result.signal}`));
+    });
   });
   return output;
 }

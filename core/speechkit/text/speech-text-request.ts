@@ -9,11 +9,15 @@ import { DomainError } from '../../errors.ts';
 import { MODERATION_MESSAGE } from './refine.ts';
 import { speechText, type SpeechTextInput, type SpeechTextOutcome } from './speech-text.ts';
 import { PoolBusyError, WorkerPool } from '../worker-pool.ts';
+import { siblingModule } from '../module-url.ts';
 import type { PreparedText } from './prepare.ts';
 import { MAX_EXPANSION } from './prepare.ts';
 
 /** Texts at least this long (UTF-16 units) are prepared off the event loop; below it the worst case is a few ms. */
 export const OFF_THREAD_MIN_LENGTH = 1_000;
+
+/** The pool's module; exported so the compiled build's test can check it is there. */
+export const PREPARE_WORKER = siblingModule(import.meta.url, 'prepare-worker');
 
 let pool: WorkerPool<SpeechTextInput, SpeechTextOutcome> | null = null;
 
@@ -24,7 +28,7 @@ let pool: WorkerPool<SpeechTextInput, SpeechTextOutcome> | null = null;
  */
 function sharedPool(): WorkerPool<SpeechTextInput, SpeechTextOutcome> {
   pool ??= new WorkerPool({
-    script: new URL('./prepare-worker.ts', import.meta.url),
+    script: PREPARE_WORKER,
     size: Math.max(1, Math.min(4, availableParallelism() - 1)),
     maxQueue: 1_000,
     taskTimeoutMs: 20_000,
