@@ -31,29 +31,42 @@ function methodRefusal(ctx: Koa.Context): ApiError | null {
 /** `/audio/speech` → `audio`; a path that starts with a parameter has no static first segment. */
 function firstSegment(routePath: string): string | null {
   const segment = routePath.split('/')[1] ?? '';
-  return /^[\w.-]+$/.test(segment) ? segment : null;
+  // Lower case: the routers match paths without regard to case, and so does the choice of router.
+  return /^[\w.-]+$/.test(segment) ? segment.toLowerCase() : null;
 }
 
 /**
  * The API routes, one router per first path segment (`/tts`, `/tts/:jobId`
  * and `/tts/stream` share one): a router tests every route it holds against
  * each request, so a request is matched against its few neighbours instead of
- * every route of every plugin. Routes starting with a parameter, if any,
- * serve the requests whose first segment no other route has.
+ * every route of every plugin; a route without parameters, asked for by its
+ * exact method and path, is answered without a router at all. Routes
+ * starting with a parameter, if any, serve the requests whose first segment
+ * no other route has.
  */
 function groupedRoutes(routes: RouteDefinition[], handler: (def: RouteDefinition) => Koa.Middleware): Koa.Middleware {
   const routers = new Map<string | null, Router>();
+  /** `GET /api/v1/balance` → its pipeline: a route without parameters, asked for by its exact method and path */
+  const exact = new Map<string, Koa.Middleware>();
   for (const def of routes) {
     const segment = firstSegment(def.path);
     let router = routers.get(segment);
     if (!router) routers.set(segment, (router = new Router({ prefix: API_PREFIX })));
     const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](def.path, handler(def));
+    const pipeline = handler(def);
+    router[method](def.path, pipeline);
+    if (/^[\w./-]+$/.test(def.path)) exact.set(`${def.method} ${API_PREFIX}${def.path}`, pipeline);
   }
   const chains = new Map<string | null, Koa.Middleware>([...routers].map(([segment, router]) => [segment, compose<any>([router.routes(), router.allowedMethods()])]));
   const dynamic = chains.get(null);
   return (ctx, next) => {
-    const segment = ctx.path.slice(API_PREFIX.length + 1).split('/', 1)[0]!;
+    // The common case skips the router: what it would find is known (HEAD, other methods, a trailing slash or other case go to it).
+    const direct = exact.get(`${ctx.method} ${ctx.path}`);
+    if (direct) {
+      ctx.params = {};
+      return direct(ctx, next);
+    }
+    const segment = ctx.path.slice(API_PREFIX.length + 1).split('/', 1)[0]!.toLowerCase();
     const chain = chains.get(segment) ?? dynamic;
     return chain ? chain(ctx, next) : next();
   };

@@ -46,6 +46,26 @@ test('a wrong method on a known route is 405 in the native envelope, with Allow 
   t.is(tts.headers.get('allow'), 'POST, HEAD, GET');
 });
 
+test('a route answers the same whether it is reached directly or through its router: exact path, trailing slash, other case, HEAD, a path under it', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const exact = await p.api('/balance', { key: apiKey });
+  t.is(exact.status, 200);
+  const body = await exact.json();
+  for (const variant of ['/balance/', '/Balance']) {
+    const res = await p.api(variant, { key: apiKey });
+    t.is(res.status, 200, variant);
+    t.deepEqual(await res.json(), body, variant);
+  }
+  const head = await p.api('/balance', { method: 'HEAD', key: apiKey });
+  t.is(head.status, 200);
+  const under = await p.api('/balance/more', { key: apiKey });
+  t.is(under.status, 404);
+  t.is((await under.json()).code, 'ROUTE_NOT_FOUND');
+  const job = await p.api('/tts/job_unknown', { key: apiKey });
+  t.is(job.status, 404, 'a route with a parameter is still found by its router');
+  t.not((await job.json()).code, 'ROUTE_NOT_FOUND');
+});
+
 test('malformed JSON is a 400 with a clear message', async (t) => {
   const { apiKey } = await p.bootstrap();
   const res = await p.api('/clone', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"broken":' });
