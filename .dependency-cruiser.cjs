@@ -5,6 +5,13 @@
 module.exports = {
   forbidden: [
     {
+      name: 'process-entry-modules-are-not-imported',
+      comment: 'modules that set up the process they are loaded in (the launcher helper, worker modules) run on their own; importing one would install its handlers (SIGTERM ignored, IPC messages taken) in the importer',
+      severity: 'error',
+      from: {},
+      to: { path: '^(core/speechkit/launcher-process|core/speechkit/text/prepare-worker|inference/engines/spawn-worker)\\.ts$' },
+    },
+    {
       name: 'core-imports-no-feature',
       comment: 'core/ wires what registers with it; it imports nothing from plugins/, pipelines/ or inference/',
       severity: 'error',

@@ -6,25 +6,13 @@
  * writes the run's token, and gives that connection to the child as its
  * stdin and stdout; its own copy is closed at once. Nothing is handed over
  * on the IPC channel, which carries only small JSON messages.
- * Standalone on purpose: it imports nothing but Node, so it starts small.
+ * Standalone on purpose: it imports nothing but Node and the protocol, so it
+ * starts small; and nothing imports it (it sets up a process when loaded).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
+import { MAX_STDERR, type LauncherReply, type LauncherRequest } from './launcher-protocol.ts';
 
-/** Parent to helper. */
-export type LauncherRequest = { op: 'start'; id: number; token: string; command: string; args: string[] } | { op: 'kill'; id: number };
-
-/** Helper to parent. */
-export type LauncherReply =
-  | { op: 'ready' }
-  | { op: 'started'; id: number; pid: number }
-  | { op: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null; stderr: string }
-  | { op: 'failed'; id: number; error: string };
-
-/** Bytes of the token that opens each connection (hex of 16 random bytes). */
-export const TOKEN_LENGTH = 32;
-
-const MAX_STDERR = 2000;
 const socketPath = process.argv[2]!;
 const children = new Map<number, ChildProcess>();
 /** kills asked for before the child was started */

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { siblingModule } from './module-url.ts';
-import { TOKEN_LENGTH, type LauncherReply, type LauncherRequest } from './launcher-process.ts';
+import { MAX_STDERR, TOKEN_LENGTH, type LauncherReply, type LauncherRequest } from './launcher-protocol.ts';
 
 export type ChildExit = { code: number | null; signal: NodeJS.Signals | null } | Error;
 
@@ -43,7 +43,6 @@ export interface ChildRun {
 /** The helper's module; exported so the compiled build's test can check it is there. */
 export const LAUNCHER_PROCESS = siblingModule(import.meta.url, 'launcher-process');
 
-const MAX_STDERR = 2000;
 
 type Handle = { ref(): void; unref(): void };
 
