@@ -1,10 +1,15 @@
 import client from 'prom-client';
+import { BoundHistogram } from './bound-histogram.ts';
 
 /** Prometheus metrics shared by every role; scraped at GET /metrics. */
 export interface Metrics {
   registry: client.Registry;
-  httpDuration: client.Histogram<'route' | 'method' | 'status'>;
+  /** bind a route's series once (core/http/route-pipeline.ts does, per status) and observe per request */
+  httpDuration: BoundHistogram<'route' | 'method' | 'status'>;
+  /** requests whose response has not ended: read at scrape time from what `countInFlight` was given */
   httpInFlight: client.Gauge<string>;
+  /** where `http_requests_in_flight` is read from (the API listener's drain); read at scrape time, so requests pay nothing */
+  countInFlight(read: () => number): void;
   tokensCharged: client.Counter<'route'>;
   tokensRefunded: client.Counter<'route'>;
   busPublished: client.Counter<'topic'>;
@@ -41,17 +46,25 @@ export function createMetrics(withDefaults = true): Metrics {
     });
     await running;
   };
+  let inFlight: (() => number) | null = null;
   return {
     registry,
     registerCollector: (collector) => void collectors.push(collector),
-    httpDuration: new client.Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request duration by logical route and status',
-      labelNames: ['route', 'method', 'status'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
+    httpDuration: new BoundHistogram(
+      'http_request_duration_seconds',
+      'HTTP request duration by logical route and status',
+      ['route', 'method', 'status'],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    ).registerIn(registry),
+    httpInFlight: new client.Gauge({
+      name: 'http_requests_in_flight', help: 'Requests being served', registers: [registry],
+      collect() {
+        if (inFlight) this.set(inFlight());
+      },
     }),
-    httpInFlight: new client.Gauge({ name: 'http_requests_in_flight', help: 'Requests being served', registers: [registry] }),
+    countInFlight: (read) => {
+      inFlight = read;
+    },
     tokensCharged: new client.Counter({ name: 'tokens_charged_total', help: 'Tokens charged', labelNames: ['route'], registers: [registry] }),
     tokensRefunded: new client.Counter({ name: 'tokens_refunded_total', help: 'Tokens refunded', labelNames: ['route'], registers: [registry] }),
     busPublished: new client.Counter({ name: 'bus_published_total', help: 'Messages published', labelNames: ['topic'], registers: [registry] }),

@@ -90,6 +90,7 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   const streamEdge = edgeGate('stream', edge.stream, edgeDeps);
 
   app.use(clientAddress(trustedProxies(services.config.trustedProxies)));
+  services.metrics.countInFlight(() => drain.openRequests);
 
   app.use(async (ctx, next) => {
     const requestId = randomUUID();
@@ -101,7 +102,6 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
     if (drain.draining) ctx.set('Connection', 'close');
     const done = drain.begin();
     ctx.res.once('close', done);
-    services.metrics.httpInFlight.inc();
     try {
       await next();
       // A mount that wrote the response itself (ctx.respond = false) has answered, whatever its status.
@@ -113,8 +113,6 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
       }
     } catch (err) {
       sendError(ctx, toApiError(err, services.logger), 'native', requestId);
-    } finally {
-      services.metrics.httpInFlight.dec();
     }
   });
 

@@ -16,6 +16,11 @@ export class Drain {
     return this.stopper.signal;
   }
 
+  /** requests whose response has not ended */
+  get openRequests(): number {
+    return this.open;
+  }
+
   get inFlight(): number {
     return this.open + this.held.size;
   }
@@ -28,8 +33,8 @@ export class Drain {
       if (ended) return;
       ended = true;
       this.open--;
-      // Other 'close' listeners of the same response (the outcome publication) register their work in this turn.
-      setImmediate(() => this.notify());
+      // Only shutdown waits: other 'close' listeners of the same response (the outcome publication) register their work in this turn.
+      if (this.waiters.length > 0) setImmediate(() => this.notify());
     };
   }
 
@@ -60,7 +65,7 @@ export class Drain {
   }
 
   private notify(): void {
-    if (this.inFlight > 0) return;
+    if (this.waiters.length === 0 || this.inFlight > 0) return;
     for (const wake of this.waiters.splice(0)) wake();
   }
 }

@@ -4,6 +4,7 @@ import type { Config } from '../../config/load.ts';
 import type { RouteDefinition, RouteContext, RouteInput } from '../plugin.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import type { Observe } from '../bound-histogram.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Counters } from '../ports/counters.ts';
 import type { BillingService, RequestBilling } from '../billing/service.ts';
@@ -88,11 +89,9 @@ function requireJsonContentType(ctx: Koa.Context): void {
 /** The route's `request` schemas, applied after parsing: typed values for the handler, or one 400 naming every field. */
 function validatedInput(def: RouteDefinition, ctx: RouteContext): RouteInput<unknown, unknown> {
   const schemas = def.request ?? {};
-  return {
-    body: schemas.body ? validate(schemas.body, ctx.request.body) : ctx.request.body,
-    query: schemas.query ? validate(schemas.query, ctx.query) : ctx.query,
-    params: schemas.params ? validate(schemas.params, ctx.params) as Record<string, string> : ctx.params,
-  };
+  const body = schemas.body ? validate(schemas.body, ctx.request.body) : ctx.request.body;
+  const params = schemas.params ? validate(schemas.params, ctx.params) as Record<string, string> : ctx.params;
+  return { body, query: schemas.query ? validate(schemas.query, ctx.query) : ctx.query, params };
 }
 
 /**
@@ -107,6 +106,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
   const perMinute = def.perMinute;
   // SPEC Limits: 300/min speech routes, 20/min dialogue, 10/min dub and srt (configurable for tests).
   const rateLimit = def.rateClass ? services.config.limits.ratePerMinute[def.rateClass] : null;
+  const durations = durationSeries(services.metrics, def);
 
   return async (koaCtx) => {
     const ctx = koaCtx as unknown as RouteContext;
@@ -118,7 +118,8 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     let errorCode: string | null = null;
 
     onResponseEnd(ctx.res, () => {
-      drain.hold(publishOutcome(ctx, services, def, errorCode));
+      const publication = recordOutcome(ctx, services, def, durations, errorCode);
+      if (publication) drain.hold(publication);
     });
 
     if (streamEdge && !(await streamEdge(ctx as unknown as Koa.Context))) {
@@ -181,6 +182,18 @@ function requestBilling(ctx: RouteContext, services: PipelineServices): RequestB
   };
 }
 
+/** The route's duration series, one per status, each bound on its first use. */
+type DurationSeries = (status: number) => Observe;
+
+function durationSeries(metrics: Metrics, def: RouteDefinition): DurationSeries {
+  const byStatus = new Map<number, Observe>();
+  return (status) => {
+    let observe = byStatus.get(status);
+    if (!observe) byStatus.set(status, (observe = metrics.httpDuration.bind({ route: def.name, method: def.method, status: String(status) })));
+    return observe;
+  };
+}
+
 /** The status the outcome records: a request the client abandoned before any answer is 499, not whatever Koa defaulted to. */
 function recordedStatus(ctx: RouteContext): number {
   const res = ctx.res;
@@ -190,11 +203,17 @@ function recordedStatus(ctx: RouteContext): number {
   return res.statusCode;
 }
 
-async function publishOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, errorCode: string | null): Promise<void> {
+/** The request's log phase: its duration metric, then (for tracked routes) its outcome event; the promise is the publication, null when there is none. */
+function recordOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, durations: DurationSeries, errorCode: string | null): Promise<void> | null {
   const outcome = ctx.state.outcome;
   const status = recordedStatus(ctx);
-  services.metrics.httpDuration.observe({ route: def.name, method: def.method, status: String(status) }, (performance.now() - ctx.state.startedAt) / 1000);
-  if (!outcome.tracked || outcome.skip) return;
+  durations(status)((performance.now() - ctx.state.startedAt) / 1000);
+  if (!outcome.tracked || outcome.skip) return null;
+  return publishOutcome(ctx, services, def, status, errorCode);
+}
+
+async function publishOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, status: number, errorCode: string | null): Promise<void> {
+  const outcome = ctx.state.outcome;
   try {
     await Promise.allSettled(outcome.pending);
     const auth = ctx.state.auth;

@@ -52,8 +52,8 @@ export function resolveClient(req: IncomingMessage, trust: TrustFn): string {
 
 /** First phase of the API listener: fixes `ctx.ip` for everything after it. */
 export function clientAddress(trust: TrustFn): Koa.Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     ctx.request.ip = resolveClient(ctx.req, trust);
-    await next();
+    return next();
   };
 }
