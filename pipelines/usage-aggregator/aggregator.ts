@@ -31,7 +31,13 @@ export function jobCloseOf(event: JobEvent): JobCloseEvent {
 export interface UsageAggregatorOptions {
   /** most events in one write (default 20000) */
   maxBatch?: number;
-  /** longest a batch waits to fill before it is written anyway (default 250) */
+  /**
+   * longest a batch waits to fill before it is written anyway (default 1000).
+   * Below maxBatch every batch is a few inserts, each a new part in
+   * ClickHouse that its merges must fold in on the cores the service uses,
+   * plus a duplicate look-up: at a soak's pace a batch a second per member
+   * is plenty fresh for usage, and a quarter of the writes of 250 ms.
+   */
   maxWaitMs?: number;
   /** group members per topic in this process (default 2) */
   consumers?: number;
@@ -59,7 +65,7 @@ async function setAsideMalformed<T>(bus: Bus, topic: string, messages: BusMessag
 
 export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics?: Metrics } & UsageAggregatorOptions): Promise<Subscription> {
   const maxBatch = deps.maxBatch ?? 20_000;
-  const maxWaitMs = deps.maxWaitMs ?? 250;
+  const maxWaitMs = deps.maxWaitMs ?? 1000;
   const consumers = Math.max(1, deps.consumers ?? 2);
   const subscriptions: Subscription[] = [];
   try {

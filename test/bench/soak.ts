@@ -238,8 +238,12 @@ async function run(stack: string): Promise<boolean> {
     const byKind = MIX.map(([kind]) => `${kind} ${samples.filter((s) => s.kind === kind).length}`).join(', ');
     console.log(`  requests ${samples.length} (${byKind}); errors ${errors.length}${errors.length ? ` (statuses ${[...new Set(errors.map((e) => e.status))].join(', ')})` : ''}`);
     console.log(`  p99 first minute ${p99First.toFixed(0)} ms, last minute ${p99Last.toFixed(0)} ms (${((p99Last / p99First - 1) * 100).toFixed(0)}%)`);
-    const lastMinuteByKind = MIX.map(([kind]) => `${kind} ${p99(samples.filter((s) => s.kind === kind && s.at >= (MINUTES - 1) * 60_000).map((s) => s.ms)).toFixed(0)}`).join(', ');
-    console.log(`  p99 of the last minute by kind (ms): ${lastMinuteByKind}`);
+    const minuteByKind = (from: number) => MIX.map(([kind]) => `${kind} ${p99(samples.filter((s) => s.kind === kind && s.at >= from && s.at < from + 60_000).map((s) => s.ms)).toFixed(0)}`).join(', ');
+    console.log(`  p99 of the first minute by kind (ms): ${minuteByKind(0)}`);
+    console.log(`  p99 of the last minute by kind (ms): ${minuteByKind((MINUTES - 1) * 60_000)}`);
+    // Minute by minute: a rise that keeps on is a backlog or a leak, a step or a spike is something else.
+    const perMinute = Array.from({ length: MINUTES }, (_, m) => p99(samples.filter((s) => s.at >= m * 60_000 && s.at < (m + 1) * 60_000).map((s) => s.ms)).toFixed(0));
+    console.log(`  p99 per minute (ms): ${perMinute.join(', ')}`);
     console.log(`  jobs: ${submittedJobs - submittedBefore} accepted during the soak, ${renderedDuring} rendered, ${Math.max(0, submittedJobs - finishedBefore - renderedDuring)} still queued at its end`);
     const everyTwoMinutes = (series: Array<[number, number]>, show: (v: number) => string) =>
       series.filter(([t], i) => i === series.length - 1 || Math.floor(t / 120_000) !== Math.floor((series[i + 1]?.[0] ?? 0) / 120_000)).map(([t, v]) => `${(t / 60_000).toFixed(1)} min ${show(v)}`).join(', ');

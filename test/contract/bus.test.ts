@@ -181,6 +181,19 @@ function busContract(name: string, harness: () => Harness) {
     t.true(Math.max(...sizes) > 1100, `a batch held more than one 1 MB fetch: ${sizes.join(', ')}`);
   });
 
+  withBus('subscribeBatch joins the messages of every partition that has some into one batch, within maxWaitMs', async (t, bus) => {
+    const { topic, group } = names();
+    // 24 keys spread the messages over every partition; one batch per partition would be one downstream write each.
+    await bus.publish(topic, messages(48, (i) => `key-${i % 24}`));
+    const batches: BusMessage[][] = [];
+    const sub = await bus.subscribeBatch({ topic, group, maxBatch: 1000, maxWaitMs: 500, handler: async (batch) => void batches.push(batch) });
+    await eventually(() => batches.flat().length === 48);
+    await sub.stop();
+    t.true(batches.length <= 2, `batch sizes: ${batches.map((b) => b.length).join(', ')}`);
+    t.is(new Set(batches.flat().map((m) => m.id)).size, 48);
+    t.is(await bus.lag(topic, group), 0);
+  });
+
   withBus('lag is messages published but not committed by the group', async (t, bus) => {
     const { topic, group } = names();
     await bus.publish(topic, messages(5, (i) => `k${i}`));

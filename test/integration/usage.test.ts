@@ -68,9 +68,11 @@ test('rate-limited calls never reach the ledger or usage', async (t) => {
     const limited = await local.api('/tts', { method: 'POST', key: acct.apiKey, json: { text: TEXT } });
     t.is(limited.status, 429);
     t.truthy(limited.headers.get('x-ratelimit-limit'));
-    await new Promise((r) => setTimeout(r, 700));
-    const body = await (await local.api('/usage', { key: acct.apiKey })).json();
-    t.is(body.totals.requests, 1);
+    const requests = async () => (await (await local.api('/usage', { key: acct.apiKey })).json()).totals.requests as number;
+    await waitFor(async () => (await requests()) >= 1, { what: 'the accepted request in usage' });
+    // Longer than the aggregator's batch wait (1 s): a refused call's event would have landed by now.
+    await new Promise((r) => setTimeout(r, 2500));
+    t.is(await requests(), 1);
   } finally {
     await local.stop();
   }

@@ -2,6 +2,7 @@ import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
 import { consumerGroupId, isRetriable, isTransient, quietLogCreator, retryRetriable } from './kafka-support.ts';
+import { batchGatherer } from './batch-gatherer.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
@@ -46,6 +47,8 @@ const HEARTBEAT_SLICE_MS = 3000;
  * memory within bounds while letting batches reach their maxBatch.
  */
 const BATCH_FETCH = { maxBytesPerPartition: 8 << 20, maxBytes: 32 << 20 };
+/** Partition batches a batch subscriber takes at once: more than a topic has, so a whole fetch can join one batch. */
+const BATCH_PARTITIONS_AT_ONCE = 64;
 
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
@@ -239,38 +242,54 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async subscribeBatch<T>(options: BatchSubscribeOptions<T>) {
       const { topic, group, handler } = options;
       const maxBatch = Math.max(1, options.maxBatch);
-      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs, ...BATCH_FETCH }, (consumer, control) => consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-          for (let start = 0; start < batch.messages.length; start += maxBatch) {
-            const chunk = batch.messages.slice(start, start + maxBatch);
-            // A message that is not a bus envelope would fail every retry of its batch: dead-letter it alone.
-            const decoded: BusMessage<T>[] = [];
-            for (const message of chunk) {
+      // The last partition batch's consumer controls: any of them heartbeats for the consumer while a joined batch retries.
+      let current: { heartbeat: () => Promise<void>; isRunning: () => boolean } | null = null;
+      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs, ...BATCH_FETCH }, (consumer, control) => {
+        const gatherer = batchGatherer<BusMessage<T>>({
+          maxBatch,
+          maxWaitMs: options.maxWaitMs,
+          handle: async (messages) => {
+            for (let attempt = 1; ; attempt++) {
+              if (control.stopped() || (current && !current.isRunning())) return false;
               try {
-                decoded.push(decode<T>(message, 1));
-              } catch {
-                await deadLetter(topic, message);
-              }
-            }
-            for (let attempt = 1; decoded.length > 0; attempt++) {
-              if (control.stopped() || !isRunning() || isStale()) return;
-              try {
-                await handler(decoded.map((message) => ({ ...message, attempt })));
-                break;
+                await handler(attempt === 1 ? messages : messages.map((message) => ({ ...message, attempt })));
+                return true;
               } catch (error) {
-                onError(error, { topic, group, ids: decoded.map((m) => m.id), attempt });
-                await control.pause(backoffMs(retryBackoffMs, attempt), heartbeat);
+                onError(error, { topic, group, ids: messages.map((m) => m.id), attempt });
+                if (!(await control.pause(backoffMs(retryBackoffMs, attempt), () => current?.heartbeat() ?? Promise.resolve()))) return false;
               }
             }
-            const last = chunk[chunk.length - 1]!;
-            resolveOffset(last.offset);
-            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition: batch.partition, offset: nextOffset(last.offset) }] }] });
-            await heartbeat();
-          }
-        },
-      }));
+          },
+        });
+        return consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          // Every partition of a fetch at once, so that their messages can join one batch (batch-gatherer.ts).
+          partitionsConsumedConcurrently: BATCH_PARTITIONS_AT_ONCE,
+          eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+            current = { heartbeat, isRunning };
+            for (let start = 0; start < batch.messages.length; start += maxBatch) {
+              const chunk = batch.messages.slice(start, start + maxBatch);
+              // A message that is not a bus envelope would fail every retry of its batch: dead-letter it alone.
+              const decoded: BusMessage<T>[] = [];
+              for (const message of chunk) {
+                try {
+                  decoded.push(decode<T>(message, 1));
+                } catch {
+                  await deadLetter(topic, message);
+                }
+              }
+              if (control.stopped() || !isRunning() || isStale()) return;
+              // Committed only once the batch holding this chunk was handled; otherwise it is delivered again.
+              if (!(await gatherer.add(decoded))) return;
+              const last = chunk[chunk.length - 1]!;
+              resolveOffset(last.offset);
+              await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition: batch.partition, offset: nextOffset(last.offset) }] }] });
+              await heartbeat();
+            }
+          },
+        });
+      });
     },
 
     async lag(topic: string, group: string) {
