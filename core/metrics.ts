@@ -6,9 +6,7 @@ export interface Metrics {
   registry: client.Registry;
   /** bind a route's series once (core/http/route-pipeline.ts does, per status) and observe per request */
   httpDuration: BoundHistogram<'route' | 'method' | 'status'>;
-  /** requests whose response has not ended: read at scrape time from what `countInFlight` was given */
-  httpInFlight: client.Gauge<string>;
-  /** where `http_requests_in_flight` is read from (the API listener's drain); read at scrape time, so requests pay nothing */
+  /** where `http_requests_in_flight` (requests whose response has not ended) is read from (the API listener's drain); read at scrape time, so requests pay nothing */
   countInFlight(read: () => number): void;
   tokensCharged: client.Counter<'route'>;
   tokensRefunded: client.Counter<'route'>;
@@ -47,6 +45,13 @@ export function createMetrics(withDefaults = true): Metrics {
     await running;
   };
   let inFlight: (() => number) | null = null;
+  // Set only at scrape time, from the count countInFlight names: nothing else writes it.
+  new client.Gauge({
+    name: 'http_requests_in_flight', help: 'Requests being served', registers: [registry],
+    collect() {
+      if (inFlight) this.set(inFlight());
+    },
+  });
   return {
     registry,
     registerCollector: (collector) => void collectors.push(collector),
@@ -56,12 +61,6 @@ export function createMetrics(withDefaults = true): Metrics {
       ['route', 'method', 'status'],
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     ).registerIn(registry),
-    httpInFlight: new client.Gauge({
-      name: 'http_requests_in_flight', help: 'Requests being served', registers: [registry],
-      collect() {
-        if (inFlight) this.set(inFlight());
-      },
-    }),
     countInFlight: (read) => {
       inFlight = read;
     },

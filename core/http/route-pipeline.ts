@@ -89,9 +89,11 @@ function requireJsonContentType(ctx: Koa.Context): void {
 /** The route's `request` schemas, applied after parsing: typed values for the handler, or one 400 naming every field. */
 function validatedInput(def: RouteDefinition, ctx: RouteContext): RouteInput<unknown, unknown> {
   const schemas = def.request ?? {};
-  const body = schemas.body ? validate(schemas.body, ctx.request.body) : ctx.request.body;
-  const params = schemas.params ? validate(schemas.params, ctx.params) as Record<string, string> : ctx.params;
-  return { body, query: schemas.query ? validate(schemas.query, ctx.query) : ctx.query, params };
+  return {
+    body: schemas.body ? validate(schemas.body, ctx.request.body) : ctx.request.body,
+    query: schemas.query ? validate(schemas.query, ctx.query) : ctx.query,
+    params: schemas.params ? validate(schemas.params, ctx.params) as Record<string, string> : ctx.params,
+  };
 }
 
 /**

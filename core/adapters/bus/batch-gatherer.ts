@@ -43,10 +43,8 @@ export function batchGatherer<M>(options: GathererOptions<M>): BatchGatherer<M> 
     if (pending === batch) pending = null;
     if (batch.timer) clearTimeout(batch.timer);
     batch.timer = null;
-    const run = previous.then(() => options.handle(batch.messages)).then(
-      (handled) => handled,
-      () => false,
-    );
+    // A handler that throws counts as not handled: its chunks stay uncommitted.
+    const run = previous.then(() => options.handle(batch.messages)).catch(() => false);
     previous = run;
     void run.then((handled) => {
       for (const wake of batch.waiters) wake(handled);
