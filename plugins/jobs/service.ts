@@ -59,6 +59,8 @@ export interface JobsDeps {
   logger: Logger;
 }
 
+const RENDER_ESTIMATE_MS = 5000;
+
 export function createJobsService(deps: JobsDeps) {
   const { jobs, catalog, downloads, config } = deps;
 
@@ -71,9 +73,21 @@ export function createJobsService(deps: JobsDeps) {
     return state === 'ok' ? cached : null;
   }
 
+  // The recent render time only feeds an estimate: read once per RENDER_ESTIMATE_MS per process, not on every poll.
+  let renderEstimate: { ms: Promise<number | null>; until: number } | null = null;
+  function recentRenderMs(): Promise<number | null> {
+    const now = Date.now();
+    if (!renderEstimate || renderEstimate.until <= now) {
+      const ms = jobs.recentRenderMs();
+      renderEstimate = { ms, until: now + RENDER_ESTIMATE_MS };
+      ms.catch(() => { renderEstimate = null; });
+    }
+    return renderEstimate.ms;
+  }
+
   async function queueInfo(job: JobRecord) {
     if (job.status !== 'queued') return null;
-    const [position, renderMs] = await Promise.all([jobs.queuePosition(job.id), jobs.recentRenderMs()]);
+    const [position, renderMs] = await Promise.all([jobs.queuePosition(job.id), recentRenderMs()]);
     return { position, renderMs, concurrency: config.inference.concurrency };
   }
 

@@ -13,8 +13,7 @@ import type { QueueLimits } from '../../ports/jobs.ts';
  * unordered (every one is tried, on MongoDB and on the wire-compatible test
  * server alike, which does not stop an ordered batch either), and a refused
  * attempt gives back what it took. The counters have a collection of their
- * own, kept small, because the test server answers an update whose filter
- * is more than an `_id` by scanning its collection.
+ * own, kept small: a few documents, whatever the server's query planner.
  *
  * A job holds its slots while it carries `slot: true`; whoever removes that
  * flag (the job ending, or a dropped submission) gives the slots back, so

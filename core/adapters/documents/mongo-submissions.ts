@@ -85,9 +85,9 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
     async confirmCharges(entries: LedgerEntry[]) {
       const paying = entries.filter((e): e is LedgerEntry & { jobId: string } => e.kind === 'charge' && typeof e.jobId === 'string');
       if (paying.length === 0) return [];
-      // One statement for the batch: the test server scans its collection once per conditional update.
+      // One statement for the batch, found by _id (the $or alone would be a collection scan).
       await jobs.updateMany(
-        { submission: 'pending', $or: paying.map((e) => ({ _id: e.jobId, 'charge.id': e.id })) },
+        { _id: { $in: paying.map((e) => e.jobId) }, submission: 'pending', $or: paying.map((e) => ({ _id: e.jobId, 'charge.id': e.id })) },
         { $set: { submission: 'charged' } },
       );
       const held = await jobs
