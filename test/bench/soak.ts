@@ -141,11 +141,21 @@ async function drain(base: string, submitted: () => number): Promise<number> {
   return (now - from) / Math.max(0.5, (Date.now() - started) / 1000);
 }
 
+/** The process's V8 heap in use and its memory outside the heap (buffers, native), from its /metrics. */
+async function heapOf(base: string): Promise<{ heap: number; external: number }> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { heap: read('nodejs_heap_size_used_bytes'), external: read('nodejs_external_memory_bytes') };
+}
+
+type Memory = Array<[number, { heap: number; external: number }]>;
+
 /** Open loop at a fixed rate: requests start on schedule whatever the answers take. */
-async function soak(base: string, key: string, rate: number, pid: number, jobs: string[]): Promise<{ samples: Sample[]; rss: Array<[number, number]>; backlog: Array<[number, number]> }> {
+async function soak(base: string, key: string, rate: number, pid: number, jobs: string[]): Promise<{ samples: Sample[]; rss: Array<[number, number]>; backlog: Array<[number, number]>; memory: Memory }> {
   const samples: Sample[] = [];
   const rss: Array<[number, number]> = [];
   const backlog: Array<[number, number]> = [];
+  const memory: Memory = [];
   const started = Date.now();
   const end = started + MINUTES * 60_000;
   const pending = new Set<Promise<void>>();
@@ -153,6 +163,7 @@ async function soak(base: string, key: string, rate: number, pid: number, jobs: 
   const backlogSampler = setInterval(() => {
     const at = Date.now() - started;
     void jobsFinished(base).then((finished) => backlog.push([at, submittedJobs - finished]), () => {});
+    void heapOf(base).then((m) => memory.push([at, m]), () => {});
   }, 30_000);
   let n = 1_000_000;
   const interval = 1000 / rate;
@@ -174,7 +185,7 @@ async function soak(base: string, key: string, rate: number, pid: number, jobs: 
   clearInterval(sampler);
   clearInterval(backlogSampler);
   await Promise.all(pending);
-  return { samples, rss, backlog };
+  return { samples, rss, backlog, memory };
 }
 
 async function run(stack: string): Promise<boolean> {
@@ -213,7 +224,7 @@ async function run(stack: string): Promise<boolean> {
     console.log(`  soaking at ${rate.toFixed(1)} req/s (${LOAD_SHARE * 100}%) for ${MINUTES} min`);
     const submittedBefore = submittedJobs;
     const finishedBefore = await jobsFinished(server.url);
-    const { samples, rss, backlog } = await soak(server.url, apiKey, rate, server.child.pid!, jobs);
+    const { samples, rss, backlog, memory } = await soak(server.url, apiKey, rate, server.child.pid!, jobs);
     const renderedDuring = (await jobsFinished(server.url)) - finishedBefore;
 
     const errors = samples.filter((s) => !s.ok);
@@ -249,6 +260,9 @@ async function run(stack: string): Promise<boolean> {
       series.filter(([t], i) => i === series.length - 1 || Math.floor(t / 120_000) !== Math.floor((series[i + 1]?.[0] ?? 0) / 120_000)).map(([t, v]) => `${(t / 60_000).toFixed(1)} min ${show(v)}`).join(', ');
     console.log(`  RSS over time: ${everyTwoMinutes(rss, (v) => `${(v / 2 ** 20).toFixed(0)} MB`)}`);
     console.log(`  jobs waiting over time: ${everyTwoMinutes(backlog, (v) => String(v))}`);
+    // Where RSS growth lives: the V8 heap (JavaScript objects) or outside it (buffers, native libraries, the allocator).
+    const mb = (v: number) => `${(v / 2 ** 20).toFixed(0)} MB`;
+    console.log(`  V8 heap used / external over time: ${memory.map(([t, m]) => `${(t / 60_000).toFixed(1)} min ${mb(m.heap)} / ${mb(m.external)}`).join(', ')}`);
     console.log(`  RSS first minute ${(rssFirst / 2 ** 20).toFixed(0)} MB, last minute ${(rssLast / 2 ** 20).toFixed(0)} MB (${(growth * 100).toFixed(1)}%)`);
     console.log(`  ledger: used ${reconcile.usedTokens}, charged ${reconcile.ledgerCharged}, refunded ${reconcile.ledgerRefunded}, balanced ${reconcile.balanced}`);
     const checks: Array<[string, boolean]> = [

@@ -7,8 +7,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { requireTools, run } from './tools.ts';
 
 /**
- * The image (helm/vieneu-tts/Dockerfile). No Docker engine runs here, so the
- * Dockerfile is kept correct by construction and by these checks: hadolint;
+ * The image (helm/vieneu-tts/Dockerfile). CI builds and runs it for real
+ * (test/deploy/image-build.sh, with podman, before `npm test`); these checks
+ * need no container engine and run everywhere: hadolint;
  * every COPY source exists and survives .dockerignore; stages refer to
  * earlier stages; both runtime targets run `node dist/core/main.js` under
  * tini as user 10001 (the chart's runAsUser) with production dependencies
