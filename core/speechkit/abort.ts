@@ -25,14 +25,31 @@ export function isAbortError(err: unknown): boolean {
   return err instanceof Error && err.name === 'AbortError';
 }
 
-/** A controller that also aborts when any of the given signals does. */
+/**
+ * A controller that also aborts when any of the given signals does. Once it
+ * is aborted (by a parent, or by its owner when the work ends) its listeners
+ * come off the parents, which may live far longer. They are removed by hand:
+ * with addEventListener's `signal` option Node kept some of them, and what
+ * they hold, reachable after the work ended.
+ */
 export function linkedController(...signals: Array<AbortSignal | undefined>): AbortController {
   const controller = new AbortController();
+  const unlink: Array<() => void> = [];
   for (const s of signals) {
     if (!s) continue;
-    if (s.aborted) controller.abort(s.reason);
-    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true, signal: controller.signal });
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    const onAbort = () => controller.abort(s.reason);
+    s.addEventListener('abort', onAbort, { once: true });
+    unlink.push(() => s.removeEventListener('abort', onAbort));
   }
+  const release = () => {
+    for (const off of unlink.splice(0)) off();
+  };
+  if (controller.signal.aborted) release();
+  else controller.signal.addEventListener('abort', release, { once: true });
   return controller;
 }
 
