@@ -56,16 +56,19 @@ export class SpeechRun {
   constructor(engine: SpeechEngine, request: Omit<SynthesisRequest, 'signal'>, options: RunOptions) {
     this.sampleRate = request.sampleRate;
     this.abandonMs = options.abandonMs;
+    // First, so that a run stopped right here (its client already gone) has an engine iterator to close.
+    this.iterator = engine.synthesize({ ...request, signal: this.controller.signal })[Symbol.asyncIterator]();
     const gone = options.clientGone;
     if (gone?.aborted) this.stop('client_gone');
     else if (gone) this.listen(gone, () => this.stop('client_gone'));
     const interrupt = options.interrupt;
     if (interrupt?.aborted) this.interrupt();
     else if (interrupt) this.listen(interrupt, () => this.interrupt());
-    this.iterator = engine.synthesize({ ...request, signal: this.controller.signal })[Symbol.asyncIterator]();
   }
 
   private listen(signal: AbortSignal, onAbort: () => void): void {
+    // A run stopped while being built (its client already gone) has nothing left to take them off.
+    if (this.stopReason) return;
     signal.addEventListener('abort', onAbort, { once: true });
     this.unlisten.push(() => signal.removeEventListener('abort', onAbort));
   }

@@ -133,6 +133,13 @@ test('a run that ended, completed, failed or stopped, leaves no listener on the 
   t.is(complete.end, 'complete');
   t.is(getEventListeners(interrupt.signal, 'abort').length, 0);
   t.is(getEventListeners(gone.signal, 'abort').length, 0);
+  // A client already gone when the run is built: stopped at once, and nothing is left listening.
+  const left = new AbortController();
+  left.abort();
+  const never = new SpeechRun(scripted([1600]), request, { abandonMs: 1000, interrupt: interrupt.signal, clientGone: left.signal });
+  await drain(never);
+  t.is(never.end, 'client_gone');
+  t.is(getEventListeners(interrupt.signal, 'abort').length, 0);
 });
 
 test('ended runs can be collected while the server-wide interrupt signal lives on (a soak showed one in ten kept)', async (t) => {
