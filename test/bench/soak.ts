@@ -95,8 +95,15 @@ function p99(values: number[]): number {
 
 /** Jobs the process finished rendering so far (its tts_jobs_finished_total). */
 async function jobsFinished(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  return [...text.matchAll(/^tts_jobs_finished_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return finishedIn(await scrape(base));
+}
+
+async function scrape(base: string): Promise<string> {
+  return (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+}
+
+function finishedIn(metrics: string): number {
+  return [...metrics.matchAll(/^tts_jobs_finished_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 /**
@@ -142,9 +149,8 @@ async function drain(base: string, submitted: () => number): Promise<number> {
 }
 
 /** The process's V8 heap in use and its memory outside the heap (buffers, native), from its /metrics. */
-async function heapOf(base: string): Promise<{ heap: number; external: number }> {
-  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+function heapIn(metrics: string): { heap: number; external: number } {
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
   return { heap: read('nodejs_heap_size_used_bytes'), external: read('nodejs_external_memory_bytes') };
 }
 
@@ -162,8 +168,10 @@ async function soak(base: string, key: string, rate: number, pid: number, jobs: 
   const sampler = setInterval(() => rss.push([Date.now() - started, rssOf(pid)]), 5000);
   const backlogSampler = setInterval(() => {
     const at = Date.now() - started;
-    void jobsFinished(base).then((finished) => backlog.push([at, submittedJobs - finished]), () => {});
-    void heapOf(base).then((m) => memory.push([at, m]), () => {});
+    void scrape(base).then((metrics) => {
+      backlog.push([at, submittedJobs - finishedIn(metrics)]);
+      memory.push([at, heapIn(metrics)]);
+    }, () => {});
   }, 30_000);
   let n = 1_000_000;
   const interval = 1000 / rate;

@@ -87,11 +87,11 @@ podman build --pull=never --network host --isolation chroot --target runtime -f 
   || { tail -30 "$CACHE/build.log" >&2; fail "podman build (log: $CACHE/build.log)"; }
 say "built in $(( $(date +%s) - started )) s, $(podman image inspect "$TAG" --format '{{.Size}}' | awk '{printf "%.0f MB", $1/1e6}')"
 
-cleanup() { podman "${RUNTIME[@]}" rm -f "$NAME" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
 # How this kind of machine (a VM with hybrid cgroups and a process-count limit) runs a container: runc with
 # cgroupfs (crun refuses hybrid cgroups), limits below the machine's own, and host networking (no bridge rules).
 RUNTIME=(--runtime runc --cgroup-manager cgroupfs)
+cleanup() { podman "${RUNTIME[@]}" rm -f "$NAME" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
 podman "${RUNTIME[@]}" run -d --name "$NAME" --network host --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 -e PORT="$PORT" -e OPS_PORT="$OPS_PORT" -e HOST=127.0.0.1 \
   -e ADMIN_TOKEN=image-check-admin-token-0123456789 "$TAG" >/dev/null
 for _ in $(seq 1 60); do
