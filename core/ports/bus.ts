@@ -40,7 +40,11 @@ export interface BatchSubscribeOptions<T = unknown> {
   topic: string;
   group: string;
   maxBatch: number;
-  /** wait at most this long to fill a batch */
+  /**
+   * wait at most this long to fill a batch. A group catching up does not
+   * wait: a batch that filled (or left messages behind it on the bus) is
+   * followed at once by the next, the tail included.
+   */
   maxWaitMs: number;
   handler: (messages: BusMessage<T>[]) => Promise<void>;
 }

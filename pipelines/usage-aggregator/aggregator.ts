@@ -29,7 +29,12 @@ export function jobCloseOf(event: JobEvent): JobCloseEvent {
  * single part, whatever the traffic.
  */
 export interface UsageAggregatorOptions {
-  /** most events in one write (default 20000) */
+  /**
+   * most events in one write (default 60000): about what one fetch of a
+   * member holds when the group is catching up, written as one insert.
+   * ClickHouse spent 11 µs of CPU per event on 54,000-row inserts against
+   * 20 µs on 13,500-row ones.
+   */
   maxBatch?: number;
   /**
    * longest a batch waits to fill before it is written anyway (default 1000).
@@ -64,7 +69,7 @@ async function setAsideMalformed<T>(bus: Bus, topic: string, messages: BusMessag
 }
 
 export async function startUsageAggregator(deps: { bus: Bus; analytics: Analytics; metrics?: Metrics } & UsageAggregatorOptions): Promise<Subscription> {
-  const maxBatch = deps.maxBatch ?? 20_000;
+  const maxBatch = deps.maxBatch ?? 60_000;
   const maxWaitMs = deps.maxWaitMs ?? 1000;
   const consumers = Math.max(1, deps.consumers ?? 2);
   const subscriptions: Subscription[] = [];

@@ -181,6 +181,20 @@ function busContract(name: string, harness: () => Harness) {
     t.true(Math.max(...sizes) > 1100, `a batch held more than one 1 MB fetch: ${sizes.join(', ')}`);
   });
 
+  withBus('subscribeBatch catching up: after a batch that filled from a backlog, the rest is written at once, not after maxWaitMs', async (t, bus) => {
+    const { topic, group } = names();
+    await bus.publish(topic, messages(300, (i) => `key-${i % 24}`));
+    const sizes: number[] = [];
+    const started = Date.now();
+    const sub = await bus.subscribeBatch({ topic, group, maxBatch: 250, maxWaitMs: 8_000, handler: async (batch) => void sizes.push(batch.length) });
+    await eventually(() => sizes.reduce((a, b) => a + b, 0) === 300, 20_000);
+    const tookMs = Date.now() - started;
+    await sub.stop();
+    t.true(tookMs < 6_000, `drained in ${tookMs} ms, batches ${sizes.join(', ')}`);
+    t.true(sizes.every((n) => n <= 250));
+    t.is(await bus.lag(topic, group), 0);
+  });
+
   withBus('subscribeBatch joins the messages of every partition that has some into one batch, within maxWaitMs', async (t, bus) => {
     const { topic, group } = names();
     // 24 keys spread the messages over every partition; one batch per partition would be one downstream write each.

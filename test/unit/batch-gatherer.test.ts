@@ -66,3 +66,39 @@ test('an empty chunk (every message of it dead-lettered) is handled at once and 
   t.true(await gatherer.add([]));
   t.is(calls, 0);
 });
+
+test('catching up: when every delivery in progress waits on the open batch and one left a backlog, it closes without waiting for maxWaitMs', async (t) => {
+  const batches: number[][] = [];
+  const gatherer = batchGatherer<number>({ maxBatch: 100, maxWaitMs: 60_000, handle: async (m) => (batches.push(m), true) });
+  const started = Date.now();
+  const results = await Promise.all([
+    gatherer.delivery(() => gatherer.add([1, 2], { backlog: true })),
+    gatherer.delivery(() => gatherer.add([3], { backlog: false })),
+  ]);
+  t.deepEqual(results, [true, true]);
+  t.deepEqual(batches, [[1, 2, 3]]);
+  t.true(Date.now() - started < 1000);
+});
+
+test('a trickle (no backlog behind any chunk) still waits maxWaitMs to fill, so that a slow stream is written in few large batches', async (t) => {
+  const batches: number[][] = [];
+  const gatherer = batchGatherer<number>({ maxBatch: 100, maxWaitMs: 80, handle: async (m) => (batches.push(m), true) });
+  const started = Date.now();
+  await Promise.all([gatherer.delivery(() => gatherer.add([1], { backlog: false })), gatherer.delivery(() => gatherer.add([2]))]);
+  t.true(Date.now() - started >= 70);
+  t.deepEqual(batches, [[1, 2]]);
+});
+
+test('with a backlog, a batch waits while another delivery in progress may still add to it, and closes once that delivery returns', async (t) => {
+  const batches: number[][] = [];
+  const gatherer = batchGatherer<number>({ maxBatch: 100, maxWaitMs: 60_000, handle: async (m) => (batches.push(m), true) });
+  let release!: () => void;
+  const other = gatherer.delivery(() => new Promise<void>((resolve) => { release = resolve; }));
+  const waiting = gatherer.delivery(() => gatherer.add([1], { backlog: true }));
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  t.deepEqual(batches, [], 'the other delivery could still join');
+  release();
+  await other;
+  t.true(await waiting);
+  t.deepEqual(batches, [[1]]);
+});

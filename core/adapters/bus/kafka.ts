@@ -47,6 +47,11 @@ const HEARTBEAT_SLICE_MS = 3000;
  * memory within bounds while letting batches reach their maxBatch.
  */
 const BATCH_FETCH = { maxBytesPerPartition: 8 << 20, maxBytes: 32 << 20 };
+/**
+ * A member learns of a rebalance at its next heartbeat; at kafkajs' 3 s a busy
+ * member kept every partition for seconds after another joined its group.
+ */
+const BATCH_HEARTBEAT_MS = 500;
 /** Partition batches a batch subscriber takes at once: more than a topic has, so a whole fetch can join one batch. */
 const BATCH_PARTITIONS_AT_ONCE = 64;
 
@@ -145,7 +150,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   }
 
   /** Starts a consumer; `stopped` lets handlers abandon retries (leaving the offset uncommitted) when stop() is called. */
-  async function startConsumer(topic: string, group: string, extra: { maxWaitTimeInMs?: number },
+  async function startConsumer(topic: string, group: string, extra: { maxWaitTimeInMs?: number; heartbeatInterval?: number },
     run: (consumer: Consumer, control: { stopped: () => boolean; pause: (ms: number, heartbeat: () => Promise<void>) => Promise<boolean> }) => Promise<void>): Promise<Subscription> {
     await ensureTopic(topic);
     let stopped = false;
@@ -244,7 +249,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       const maxBatch = Math.max(1, options.maxBatch);
       // The last partition batch's consumer controls: any of them heartbeats for the consumer while a joined batch retries.
       let current: { heartbeat: () => Promise<void>; isRunning: () => boolean } | null = null;
-      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs, ...BATCH_FETCH }, (consumer, control) => {
+      return startConsumer(topic, group, { maxWaitTimeInMs: options.maxWaitMs, heartbeatInterval: BATCH_HEARTBEAT_MS, ...BATCH_FETCH }, (consumer, control) => {
         const gatherer = batchGatherer<BusMessage<T>>({
           maxBatch,
           maxWaitMs: options.maxWaitMs,
@@ -266,8 +271,10 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           eachBatchAutoResolve: false,
           // Every partition of a fetch at once, so that their messages can join one batch (batch-gatherer.ts).
           partitionsConsumedConcurrently: BATCH_PARTITIONS_AT_ONCE,
-          eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+          eachBatch: ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => gatherer.delivery(async () => {
             current = { heartbeat, isRunning };
+            // Messages on the broker past this fetch: the group is behind, so its batches need not wait to fill.
+            const lagBehind = batch.isEmpty() ? false : BigInt(batch.offsetLag()) > 0n;
             for (let start = 0; start < batch.messages.length; start += maxBatch) {
               const chunk = batch.messages.slice(start, start + maxBatch);
               // A message that is not a bus envelope would fail every retry of its batch: dead-letter it alone.
@@ -281,13 +288,14 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
               }
               if (control.stopped() || !isRunning() || isStale()) return;
               // Committed only once the batch holding this chunk was handled; otherwise it is delivered again.
-              if (!(await gatherer.add(decoded))) return;
+              const backlog = lagBehind || start + maxBatch < batch.messages.length;
+              if (!(await gatherer.add(decoded, { backlog }))) return;
               const last = chunk[chunk.length - 1]!;
               resolveOffset(last.offset);
               await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition: batch.partition, offset: nextOffset(last.offset) }] }] });
               await heartbeat();
             }
-          },
+          }),
         });
       });
     },

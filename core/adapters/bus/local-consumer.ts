@@ -79,6 +79,8 @@ export function runMessageWorker<T>(ctx: ConsumerContext, handler: (m: BusMessag
 
 export function runBatchWorker<T>(ctx: ConsumerContext, handler: (m: BusMessage<T>[]) => Promise<void>, maxBatch: number, maxWaitMs: number): Promise<void> {
   const { log, topic, group, member, state } = ctx;
+  // After a full batch the group is catching up: what is left is the tail, written at once instead of waiting to fill.
+  let catchingUp = false;
 
   return loop(ctx, async () => {
     const seen = member.seen;
@@ -98,7 +100,7 @@ export function runBatchWorker<T>(ctx: ConsumerContext, handler: (m: BusMessage<
     try {
       let filledAt = member.seen;
       fill(claimed);
-      const deadline = Date.now() + maxWaitMs;
+      const deadline = catchingUp ? 0 : Date.now() + maxWaitMs;
       while (batch.length < maxBatch && Date.now() < deadline && !member.stopped) {
         await member.sleep(filledAt, deadline - Date.now());
         filledAt = member.seen;
@@ -106,6 +108,7 @@ export function runBatchWorker<T>(ctx: ConsumerContext, handler: (m: BusMessage<
         fill(claimed);
       }
       if (batch.length === 0) return;
+      catchingUp = batch.length >= maxBatch;
       for (let attempt = 1; ; attempt++) {
         try {
           await handler(batch.map((stored) => toBusMessage<T>(stored, attempt)));
