@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Documents, KeyKind } from '../ports/documents.ts';
 import { ApiError } from '../errors.ts';
 
@@ -38,7 +38,7 @@ export interface CredentialVerifier {
 const KEY_PATTERN = /^(vn_sk_|vn_test_)[A-Za-z0-9]{32}$/;
 
 export function hashKey(plaintext: string): string {
-  return createHash('sha256').update(plaintext).digest('hex');
+  return hash('sha256', plaintext);
 }
 
 export function isWellFormedKey(value: string): boolean {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IdempotencyStore } from '../ports/counters.ts';
 import { ApiError } from '../errors.ts';
 
@@ -16,7 +16,7 @@ export interface StoredResponse {
 }
 
 export function fingerprint(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(body ?? null)).digest('hex');
+  return hash('sha256', JSON.stringify(body ?? null));
 }
 
 export type IdempotentResult = { replayed: boolean; response: StoredResponse };

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual, hash } from 'node:crypto';
 import type { IdentityStore, SessionRecord, UserRecord } from '../ports/identity.ts';
 import type { RateLimiter } from '../ports/counters.ts';
 import { DomainError } from '../errors.ts';
@@ -62,7 +62,7 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-const sessionIdOf = (token: string) => createHash('sha256').update(token).digest('hex');
+const sessionIdOf = (token: string) => hash('sha256', token);
 const publicUser = (u: UserRecord): PublicUser => ({ id: u.id, accountId: u.accountId, email: u.email, name: u.name, createdAt: u.createdAt });
 const wrongCredentials = () => new DomainError('unauthenticated', 'The e-mail or password is not right.', { code: 'SIGN_IN_FAILED' });
 

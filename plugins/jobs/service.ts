@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { timeOrderedUuid } from '../../core/ids.ts';
 import type { AuthContext } from '../../core/http/auth.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
@@ -35,9 +35,7 @@ function queueFull(which: 'depth' | 'account', perAccount: number): DomainError 
  * rendered a text; the cost is one render per account and text.
  */
 export function cacheKeyOf(input: { accountId: string; text: string; voiceId: string; speed: number; emotion: string; engine: string }): string {
-  return createHash('sha256')
-    .update(JSON.stringify([input.accountId, input.engine, input.voiceId, input.speed, input.emotion, input.text.normalize('NFC')]))
-    .digest('hex');
+  return hash('sha256', JSON.stringify([input.accountId, input.engine, input.voiceId, input.speed, input.emotion, input.text.normalize('NFC')]));
 }
 
 export interface SubmitContext {

@@ -10,7 +10,7 @@
  * `sealWav` then writes the WAV (exact header, then the samples) as the copy,
  * and the response is served from it, with a Content-Length.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID, hash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { Blobs } from '../../core/ports/blobs.ts';
 import type { JobRecord, JobsStore } from '../../core/ports/jobs.ts';
@@ -141,7 +141,5 @@ async function* withHeader(header: Buffer, body: AsyncIterable<Buffer>): AsyncGe
 
 /** Identifies what the copy holds; copies are never served from the `POST /tts` content cache. */
 function copyKey(input: SavedCopyInput): string {
-  return createHash('sha256')
-    .update(JSON.stringify(['audio_speech', input.engine, input.voiceId, input.speed, input.format, input.sampleRate, input.text.normalize('NFC')]))
-    .digest('hex');
+  return hash('sha256', JSON.stringify(['audio_speech', input.engine, input.voiceId, input.speed, input.format, input.sampleRate, input.text.normalize('NFC')]));
 }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { validateReadableText, nonLatinShare, unreadableReason, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
+import { validateReadableText, nonLatinShare, unreadableReason, isLatinLetterFast, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
 import { DomainError } from '../../core/errors.ts';
 import { toApiError } from '../../core/http/envelopes.ts';
 
@@ -46,4 +46,20 @@ test('Vietnamese letters count as Latin', (t) => {
 test('the vowel rule needs at least three word-like tokens', (t) => {
   t.is(unreadableReason('bcdf ghjk'), null);
   t.is(unreadableReason('bcdf ghjk lmnp'), 'no_vowels');
+});
+
+test('the fast letter check agrees with the Unicode properties on every code point it settles (all of the BMP)', (t) => {
+  const letter = /\p{L}/u;
+  const latin = /\p{Script=Latin}/u;
+  let settled = 0;
+  for (let code = 0; code < 0x10000; code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const fast = isLatinLetterFast(code);
+    if (fast === null) continue;
+    settled++;
+    const ch = String.fromCharCode(code);
+    const expected = letter.test(ch) ? (latin.test(ch) ? true : 'foreign') : false;
+    if (fast !== expected) return t.fail(`U+${code.toString(16)}: fast ${fast}, properties ${expected}`);
+  }
+  t.is(settled, 128 + (0x250 - 0xc0 - 2) + 0x100, "ASCII, Latin-1 letters, Extended-A and -B, Extended Additional");
 });

@@ -46,6 +46,11 @@ export interface StoredMessage {
 /** Pruning runs when a sequence number crosses a multiple of this, on append and on commit. */
 const PRUNE_EVERY = 256;
 
+/** True when the sequence numbers [first, end) hold a positive multiple of PRUNE_EVERY. */
+export function holdsPrunePoint(first: number, end: number): boolean {
+  return Math.floor((end - 1) / PRUNE_EVERY) > Math.floor((Math.max(first, 1) - 1) / PRUNE_EVERY);
+}
+
 /** FNV-1a over the key's UTF-8 bytes: stable across processes and restarts, so a key keeps its partition. */
 export function partitionOf(key: string, partitions: number): number {
   let hash = 0x811c9dc5;
@@ -65,7 +70,8 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
   const countPartitions = db.prepare('SELECT COUNT(*) FROM bus_partitions WHERE topic = ?').pluck();
   const createPartition = db.prepare('INSERT OR IGNORE INTO bus_partitions (topic, part, next_seq) VALUES (?, ?, 0)');
   const nextSeq = db.prepare('SELECT next_seq FROM bus_partitions WHERE topic = ? AND part = ?').pluck();
-  const advance = db.prepare('UPDATE bus_partitions SET next_seq = next_seq + 1 WHERE topic = ? AND part = ?');
+  // Reserves `n` sequence numbers of a partition in one statement; answers the first of them.
+  const reserve = db.prepare('UPDATE bus_partitions SET next_seq = next_seq + ? WHERE topic = ? AND part = ? RETURNING next_seq - ?').pluck();
   const insertMessage = db.prepare(`INSERT INTO bus_messages (topic, part, seq, id, key, value, published_at)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const selectMessages = db.prepare(`SELECT part, seq, id, key, value, published_at AS publishedAt
@@ -109,15 +115,21 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
 
   const writes = groupCommit(db);
   const appendAll = db.transaction((topic: string, messages: OutgoingMessage[], partitions: number, publishedAt: string) => {
-    const pruneAfter = new Set<number>();
+    // Messages by partition, in publication order within each.
+    const byPart = new Map<number, OutgoingMessage[]>();
     for (const message of messages) {
       const part = partitionOf(message.key, partitions);
-      const seq = nextSeq.get(topic, part) as number;
-      insertMessage.run(topic, part, seq, message.id, message.key, JSON.stringify(message.value ?? null), publishedAt);
-      advance.run(topic, part);
-      if (seq % PRUNE_EVERY === 0 && seq > 0) pruneAfter.add(part);
+      const list = byPart.get(part);
+      if (list) list.push(message);
+      else byPart.set(part, [message]);
     }
-    for (const part of pruneAfter) prune(topic, part);
+    for (const [part, list] of byPart) {
+      const first = reserve.get(list.length, topic, part, list.length) as number;
+      list.forEach((message, i) => {
+        insertMessage.run(topic, part, first + i, message.id, message.key, JSON.stringify(message.value ?? null), publishedAt);
+      });
+      if (holdsPrunePoint(first, first + list.length)) prune(topic, part);
+    }
   });
 
   const commitTx = db.transaction((group: string, topic: string, part: number, next: number) => {

@@ -114,7 +114,7 @@ export const readTimes: Rule = (text) =>
       readClock(h, mi, undefined, suffix !== undefined) ?? m);
 
 /** "COVID-19", "F-16": the hyphen joins a name to a number and is not read. */
-export const separateCodeHyphens: Rule = (text) => text.replace(/(?<=\p{L})-(?=\d)|(?<=\d)-(?=\p{L})/gu, ' ');
+export const separateCodeHyphens: Rule = (text) => (text.includes('-') ? text.replace(/(?<=\p{L})-(?=\d)|(?<=\d)-(?=\p{L})/gu, ' ') : text);
 
 /** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
 export const readRanges: Rule = (text) => text.replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');

@@ -11,11 +11,28 @@ const LETTER = /\p{L}/u;
 const LATIN = /\p{Script=Latin}/u;
 const VOWEL = /[aeiouy]/;
 
+/**
+ * Code points settled without a regular expression: ASCII, and the blocks
+ * Vietnamese letters come from, whose every code point is a Latin letter
+ * (Latin-1 letters, Latin Extended-A and -B, Latin Extended Additional);
+ * the unit tests check each of them against the Unicode properties.
+ */
+export function isLatinLetterFast(code: number): boolean | null {
+  if (code < 0x80) return (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a;
+  if ((code >= 0xc0 && code <= 0x24f && code !== 0xd7 && code !== 0xf7) || (code >= 0x1e00 && code <= 0x1eff)) return true;
+  return null;
+}
+
 /** Share of letters outside the Latin script (Vietnamese letters are Latin). */
 export function nonLatinShare(text: string): number {
   let letters = 0;
   let foreign = 0;
   for (const ch of text) {
+    const fast = isLatinLetterFast(ch.charCodeAt(0));
+    if (fast !== null) {
+      if (fast) letters++;
+      continue;
+    }
     if (!LETTER.test(ch)) continue;
     letters++;
     if (!LATIN.test(ch)) foreign++;
@@ -29,6 +46,7 @@ export function letterRuns(text: string): string[] {
 }
 
 function hasVowel(word: string): boolean {
+  if (VOWEL.test(word.toLowerCase())) return true;
   // Strip diacritics so ắ, ơ, ư... count as the vowels they are built on.
   const base = word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
   return VOWEL.test(base);
