@@ -5,7 +5,13 @@ import { ApiError } from '../errors.ts';
  * Joi at the edge: returns the typed, defaulted value or throws a 400 whose
  * message is an array with one entry per rejected field.
  */
-export function validate<T>(schema: Joi.Schema<T>, input: unknown, options: Joi.ValidationOptions = {}): T {
+export function validate<T>(schema: Joi.Schema<T>, input: unknown, options?: Joi.ValidationOptions): T {
+  // joi merges preferences into its defaults on every call that passes any; valid input (nearly all of it) is
+  // checked without them, which gives the same value, and only a refusal is checked again for every field's message.
+  if (options === undefined) {
+    const first = schema.validate(input ?? {});
+    if (!first.error) return first.value as T;
+  }
   const { value, error } = schema.validate(input ?? {}, { abortEarly: false, stripUnknown: false, errors: { wrap: { label: '' } }, ...options });
   if (error) {
     const byField = new Map<string, string>();
