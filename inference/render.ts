@@ -40,7 +40,7 @@ async function jobText(job: JobRecord, moderationTerms: readonly string[]): Prom
   const outcome = await speechTextOffLoop({ text: job.text, aiRefine: job.aiRefine, moderationTerms, sourceCharacters: job.textLength });
   if (outcome.kind === 'moderation') throw new ModerationRefusal([]);
   if (outcome.kind === 'expansion') throw new RangeError(`the text would be read as ${outcome.characters} characters, over the limit of ${outcome.limit}`);
-  if (outcome.chunks.length === 0) throw new NoAudioError('The text contains nothing that can be spoken.');
+  if (outcome.kind !== 'ok' || outcome.chunks.length === 0) throw new NoAudioError('The text contains nothing that can be spoken.');
   return outcome.text;
 }
 

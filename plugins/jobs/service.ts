@@ -12,7 +12,7 @@ import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import { DomainError } from '../../core/errors.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { preflightSynthesis } from '../../core/http/synthesis-preflight.ts';
-import { prepareForRequest } from '../../core/speechkit/text/speech-text-request.ts';
+import { refuseUnspeakable } from '../../core/speechkit/text/speech-text-request.ts';
 import { inspectStoredAudio } from '../../core/speechkit/audio/stored.ts';
 import type { SubmitJobBody } from './schemas.ts';
 import { jobView, JOB_LINK_TTL_SECONDS } from './view.ts';
@@ -101,7 +101,7 @@ export function createJobsService(deps: JobsDeps) {
 
       // The worker prepares the text again when it renders; here it is prepared to refuse, before billing,
       // text with nothing to speak, text that reads far longer than it bills, and (aiRefine) moderated text.
-      await prepareForRequest({ text: body.text, aiRefine: body.aiRefine, moderationTerms: config.moderationTerms, sourceCharacters: characters, param: 'text' });
+      await refuseUnspeakable({ text: body.text, aiRefine: body.aiRefine, moderationTerms: config.moderationTerms, sourceCharacters: characters, param: 'text' });
 
       const cacheKey = cacheKeyOf({ accountId: c.auth.accountId, text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });
       const cachedPresent = await usableCachedAudio(cacheKey);

@@ -5,7 +5,7 @@
  * loop for long texts by prepare-pool.ts.
  */
 import { applyCueTags } from './cues.ts';
-import { splitChunks, type SplitOptions } from './split.ts';
+import { hasSpeakableChunk, splitChunks, type SplitOptions } from './split.ts';
 import { capCombiningRuns } from './unicode.ts';
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
@@ -77,11 +77,22 @@ export interface PrepareOptions extends SplitOptions {
   sourceCharacters?: number;
 }
 
-/** Prepares text for the engine; throws TextExpansionError when it would read far longer than it was written. */
-export function prepareText(text: string, options: PrepareOptions = {}): PreparedText {
-  const { sourceCharacters, ...split } = options;
+/** Normalises; throws TextExpansionError when the text would read far longer than it was written. */
+function normalizeWithinLimit(text: string, sourceCharacters: number | undefined): string {
   const normalized = normalizeText(text);
   const limit = expansionLimit(sourceCharacters ?? text.length);
   if (normalized.length > limit) throw new TextExpansionError(normalized.length, limit);
+  return normalized;
+}
+
+/** Prepares text for the engine; throws TextExpansionError when it would read far longer than it was written. */
+export function prepareText(text: string, options: PrepareOptions = {}): PreparedText {
+  const { sourceCharacters, ...split } = options;
+  const normalized = normalizeWithinLimit(text, sourceCharacters);
   return { text: normalized, chunks: splitChunks(normalized, split) };
+}
+
+/** The same checks as prepareText without cutting chunks: whether any chunk would be speakable. */
+export function checkText(text: string, options: Pick<PrepareOptions, 'sourceCharacters'> = {}): { speakable: boolean } {
+  return { speakable: hasSpeakableChunk(normalizeWithinLimit(text, options.sourceCharacters)) };
 }

@@ -60,6 +60,20 @@ export interface SpeechTextRequest {
   param: string;
 }
 
+/** The refusals every preparation outcome may carry: 422 moderation (aiRefine only), 400 TEXT_EXPANSION_LIMIT. */
+function refuseIfRefused(outcome: SpeechTextOutcome, param: string): void {
+  if (outcome.kind === 'moderation') {
+    throw new DomainError('unprocessable', MODERATION_MESSAGE, { code: 'CONTENT_REJECTED' });
+  }
+  if (outcome.kind === 'expansion') {
+    throw new DomainError('invalid', `"${param}" would be read as ${outcome.characters} characters, more than ${MAX_EXPANSION} times what it bills (limit ${outcome.limit}). Write the figures or symbols out in words.`, {
+      param, code: 'TEXT_EXPANSION_LIMIT',
+    });
+  }
+}
+
+const nothingToSpeak = (param: string) => new DomainError('invalid', `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
+
 /**
  * Prepared text for the engine, or the refusal: 422 moderation (aiRefine
  * only), 400 TEXT_EXPANSION_LIMIT when the reading is over MAX_EXPANSION
@@ -70,16 +84,21 @@ export interface SpeechTextRequest {
 export async function prepareForRequest(request: SpeechTextRequest): Promise<PreparedText> {
   const { param, ...input } = request;
   const outcome = await speechTextOffLoop(input);
-  if (outcome.kind === 'moderation') {
-    throw new DomainError('unprocessable', MODERATION_MESSAGE, { code: 'CONTENT_REJECTED' });
-  }
-  if (outcome.kind === 'expansion') {
-    throw new DomainError('invalid', `"${param}" would be read as ${outcome.characters} characters, more than ${MAX_EXPANSION} times what it bills (limit ${outcome.limit}). Write the figures or symbols out in words.`, {
-      param, code: 'TEXT_EXPANSION_LIMIT',
-    });
-  }
-  if (outcome.chunks.length === 0) throw new DomainError('invalid', `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
+  refuseIfRefused(outcome, param);
+  if (outcome.kind !== 'ok' || outcome.chunks.length === 0) throw nothingToSpeak(param);
   return { text: outcome.text, chunks: outcome.chunks };
+}
+
+/**
+ * The same refusals as prepareForRequest for a request that does not render
+ * now (a queued job: the worker prepares the text when it renders), without
+ * cutting the chunks it would throw away.
+ */
+export async function refuseUnspeakable(request: SpeechTextRequest): Promise<void> {
+  const { param, ...input } = request;
+  const outcome = await speechTextOffLoop({ ...input, checkOnly: true });
+  refuseIfRefused(outcome, param);
+  if (outcome.kind !== 'checked' || !outcome.speakable) throw nothingToSpeak(param);
 }
 
 /** Stops the pool's workers (tests; a process exits without it, idle workers being unref'd). */

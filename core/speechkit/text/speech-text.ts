@@ -6,7 +6,7 @@
  */
 import { ModerationList, ModerationRefusal } from './moderation.ts';
 import { refineText } from './refiner.ts';
-import { prepareText, TextExpansionError } from './prepare.ts';
+import { checkText, prepareText, TextExpansionError } from './prepare.ts';
 
 export interface SpeechTextInput {
   text: string;
@@ -14,10 +14,13 @@ export interface SpeechTextInput {
   moderationTerms: readonly string[];
   /** NFC characters of the submitted text: the expansion limit is measured against it */
   sourceCharacters: number;
+  /** only the verdict (refusals, and whether anything is speakable): no chunks are cut */
+  checkOnly?: boolean;
 }
 
 export type SpeechTextOutcome =
   | { kind: 'ok'; text: string; chunks: string[] }
+  | { kind: 'checked'; speakable: boolean }
   | { kind: 'moderation' }
   | { kind: 'expansion'; characters: number; limit: number };
 
@@ -37,6 +40,7 @@ function listFor(terms: readonly string[]): ModerationList {
 export function speechText(input: SpeechTextInput): SpeechTextOutcome {
   try {
     const source = input.aiRefine ? refineText(input.text, listFor(input.moderationTerms)).text : input.text;
+    if (input.checkOnly) return { kind: 'checked', speakable: checkText(source, { sourceCharacters: input.sourceCharacters }).speakable };
     const prepared = prepareText(source, { sourceCharacters: input.sourceCharacters });
     return { kind: 'ok', text: prepared.text, chunks: prepared.chunks };
   } catch (err) {

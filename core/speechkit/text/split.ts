@@ -104,3 +104,14 @@ export function splitChunks(text: string, options: SplitOptions = {}): string[] 
   }
   return out;
 }
+
+/**
+ * Whether `splitChunks` would give at least one chunk, without cutting the
+ * text: chunking keeps every character but whitespace in some chunk, and
+ * keeps a chunk when it holds a letter or a digit, so a segment yields one
+ * exactly when it holds one (a cue is always a chunk). For the requests that
+ * only refuse unspeakable text before billing; the unit tests compare the two.
+ */
+export function hasSpeakableChunk(text: string): boolean {
+  return segmentCues(text).some((segment) => segment.kind === 'cue' || SPEAKABLE.test(segment.text));
+}
