@@ -99,8 +99,8 @@ export function createJobsService(deps: JobsDeps) {
       const { characters, tokens, grants } = await preflightSynthesis(deps.billing, c.auth, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
       c.outcome.characters = characters;
 
-      // The worker prepares the text again when it renders; here it is prepared to refuse, before billing,
-      // text with nothing to speak, text that reads far longer than it bills, and (aiRefine) moderated text.
+      // The worker prepares the text when it renders; here only its verdict is asked for, to refuse before
+      // billing text with nothing to speak, text that reads far longer than it bills, and (aiRefine) moderated text.
       await refuseUnspeakable({ text: body.text, aiRefine: body.aiRefine, moderationTerms: config.moderationTerms, sourceCharacters: characters, param: 'text' });
 
       const cacheKey = cacheKeyOf({ accountId: c.auth.accountId, text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });

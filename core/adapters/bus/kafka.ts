@@ -274,7 +274,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           eachBatch: ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => gatherer.delivery(async () => {
             current = { heartbeat, isRunning };
             // Messages on the broker past this fetch: the group is behind, so its batches need not wait to fill.
-            const lagBehind = batch.isEmpty() ? false : BigInt(batch.offsetLag()) > 0n;
+            const lagBehind = !batch.isEmpty() && BigInt(batch.offsetLag()) > 0n;
             for (let start = 0; start < batch.messages.length; start += maxBatch) {
               const chunk = batch.messages.slice(start, start + maxBatch);
               // A message that is not a bus envelope would fail every retry of its batch: dead-letter it alone.
