@@ -4,6 +4,9 @@ import path from 'node:path';
 
 export type EmbeddedDb = Database.Database;
 
+/** ~40 MB of WAL between checkpoints when the connection runs them itself (see wal-checkpointer.ts). */
+export const INLINE_AUTOCHECKPOINT_PAGES = 10_000;
+
 /**
  * The single embedded database file shared by the embedded documents, bus and
  * analytics adapters. WAL lets readers run beside the single writer; every
@@ -16,7 +19,8 @@ export function openEmbeddedDb(dataDir: string, fileName = 'platform.db'): Embed
   db.pragma('synchronous = NORMAL');
   // Checkpoint (and fsync) every ~40 MB of WAL instead of every 4 MB: fewer
   // fsyncs on the write path; the WAL file is truncated back after each one.
-  db.pragma('wal_autocheckpoint = 10000');
+  // A serving process moves them off the event loop (wal-checkpointer.ts).
+  db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT_PAGES}`);
   db.pragma('journal_size_limit = 67108864');
   db.pragma('busy_timeout = 5000');
   // Each write of a group commit runs in a savepoint; the pages it changes are

@@ -87,7 +87,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
     wired = await wireFeatures(features, registry, config.source);
   } catch (err) {
     await registry.close(() => undefined);
-    core.closeLast();
+    await core.closeLast();
     throw err;
   }
   verifiers = wired.authenticators;
@@ -177,7 +177,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         if (!workersDone) logger.error('workers did not stop before the deadline');
         await closeServer(opsServer, true);
         await registry.close((id, err) => logger.warn('error while closing a service', { service: id, err: err as Error }));
-        core.closeLast();
+        await core.closeLast();
         logger.info('stopped', { clean: clean && workersDone, ms: Date.now() - started });
         return clean && workersDone;
       })();

@@ -7,6 +7,7 @@ import type { Bus } from '../ports/bus.ts';
 import type { Counters, RateLimiter } from '../ports/counters.ts';
 import type { Analytics } from '../ports/analytics.ts';
 import { openEmbeddedDb, type EmbeddedDb } from '../adapters/embedded-db.ts';
+import { checkpointInBackground, type WalCheckpointer } from '../adapters/wal-checkpointer.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { createBillingService } from '../billing/service.ts';
@@ -91,11 +92,19 @@ export interface CoreFactoryOptions {
 }
 
 /** Core's factories, and `closeLast` for the embedded file, which every embedded adapter shares and which closes after them. */
-export function coreServiceFactories(config: Config, options: CoreFactoryOptions): { factories: ServiceFactory<any, any>[]; closeLast(): void } {
+export function coreServiceFactories(config: Config, options: CoreFactoryOptions): { factories: ServiceFactory<any, any>[]; closeLast(): Promise<void> } {
   const none = {};
   let embedded: EmbeddedDb | null = null;
+  let checkpointer: WalCheckpointer | null = null;
   // Opened on first use only: a deployment on MongoDB, Kafka and ClickHouse never creates the file.
-  const embeddedDb = () => (embedded ??= openEmbeddedDb(config.dataDir));
+  const embeddedDb = () => {
+    if (embedded) return embedded;
+    embedded = openEmbeddedDb(config.dataDir);
+    checkpointer = checkpointInBackground(embedded, {
+      onFallback: (err) => createLogger(config.logLevel).warn('WAL checkpoints run on the event loop again', { err }),
+    });
+    return embedded;
+  };
   const factories = [
     createServiceFactory({ ref: coreServices.config, deps: none, create: () => config }),
     createServiceFactory({ ref: rootLoggerRef, deps: none, create: () => createLogger(config.logLevel) }),
@@ -166,7 +175,9 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
   ];
   return {
     factories,
-    closeLast() {
+    async closeLast() {
+      await checkpointer?.stop();
+      checkpointer = null;
       embedded?.close();
       embedded = null;
     },

@@ -1,0 +1,140 @@
+/**
+ * Checkpoints of the embedded file's WAL on a thread of their own. By
+ * default SQLite checkpoints inside the commit that fills the WAL, so every
+ * ~40 MB one `POST /tts` commit copied the WAL into the file and waited on
+ * its fsync on the event loop (about 8% of the accept rate, measured in the
+ * README's accept-path notes). Here the serving connection never
+ * checkpoints; a thread with its own connection runs a PASSIVE checkpoint
+ * every `intervalMs`, which WAL allows beside the writer and its readers
+ * (it copies only frames no reader still needs, and never blocks).
+ * If the thread cannot run, the connection checkpoints as before.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { INLINE_AUTOCHECKPOINT_PAGES, type EmbeddedDb } from './embedded-db.ts';
+const DEFAULT_INTERVAL_MS = 1_000;
+/** The WAL starts over once it holds this many frames (~16 MB). */
+const RESTART_FRAMES = 4_000;
+const RESTART_ATTEMPTS = 10;
+
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+// Never wait on a lock: a checkpoint that cannot have one does what it can without it.
+db.pragma('busy_timeout = 0');
+const checkpoint = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
+const pause = new Int32Array(new SharedArrayBuffer(4));
+// PASSIVE copies the frames no reader needs, beside the writer, which goes on
+// appending. The WAL starts over only after a checkpoint that ended level with
+// it; RESTART gets there by holding the write lock for the last few frames
+// copied (a few ms; the writer waits on its busy timeout meanwhile). With no
+// busy timeout it gives up at once if the writer or a reader is busy, and
+// tries again a little later.
+// A writer that never pauses (or a reader that never ends) would keep the WAL
+// growing: past eight times the restart size, the checkpoint waits up to
+// 200 ms for its turn.
+const tick = () => {
+  let result = checkpoint('PASSIVE');
+  if (result.log < workerData.restartFrames) return result;
+  for (let attempt = 0; attempt < workerData.restartAttempts; attempt++) {
+    result = checkpoint('RESTART');
+    if (!result.busy) return result;
+    Atomics.wait(pause, 0, 0, 2);
+  }
+  if (result.log >= 8 * workerData.restartFrames) {
+    db.pragma('busy_timeout = 200');
+    try { result = checkpoint('RESTART'); } finally { db.pragma('busy_timeout = 0'); }
+  }
+  return result;
+};
+const timer = setInterval(() => {
+  const result = tick();
+  if (workerData.report) parentPort.postMessage({ result });
+}, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  checkpoint('PASSIVE');
+  db.close();
+  parentPort.postMessage({ stopped: true });
+});
+parentPort.postMessage({ ready: true });
+`;
+
+export interface CheckpointResult {
+  /** 1 when the checkpoint could not start (another one ran) */
+  busy: number;
+  /** frames in the WAL */
+  log: number;
+  /** frames copied into the file so far */
+  checkpointed: number;
+}
+
+export interface WalCheckpointer {
+  /** resolves once the thread has opened the file and taken over; false if it could not */
+  ready: Promise<boolean>;
+  /** one last checkpoint on the thread, then it closes its connection; the caller closes the file after */
+  stop(): Promise<void>;
+}
+
+export interface CheckpointerOptions {
+  intervalMs?: number;
+  /** frames in the WAL from which a checkpoint also starts it over */
+  restartFrames?: number;
+  /** told when the thread stops on its own: the connection then checkpoints inline again */
+  onFallback?: (err: Error) => void;
+  /** each checkpoint's result (tests) */
+  onCheckpoint?: (result: CheckpointResult) => void;
+}
+
+export function checkpointInBackground(db: EmbeddedDb, options: CheckpointerOptions = {}): WalCheckpointer {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(THREAD_SOURCE, {
+    eval: true,
+    workerData: { file: db.name, driver, intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS, restartFrames: options.restartFrames ?? RESTART_FRAMES, restartAttempts: RESTART_ATTEMPTS, report: Boolean(options.onCheckpoint) },
+  });
+  worker.unref();
+  let stopping = false;
+  let settleReady: (ok: boolean) => void = () => {};
+  const ready = new Promise<boolean>((resolve) => { settleReady = resolve; });
+  let stopped: () => void = () => {};
+  const done = new Promise<void>((resolve) => { stopped = resolve; });
+
+  let fellBack = false;
+  const fallBack = (err: Error) => {
+    settleReady(false);
+    stopped();
+    if (stopping || fellBack || !db.open) return;
+    fellBack = true;
+    db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT_PAGES}`);
+    options.onFallback?.(err);
+  };
+  worker.on('message', (message: { ready?: true; stopped?: true; result?: CheckpointResult }) => {
+    if (message.ready) {
+      // The thread has the file open: from now on the serving connection leaves checkpoints to it.
+      if (!stopping) db.pragma('wal_autocheckpoint = 0');
+      settleReady(true);
+    } else if (message.stopped) {
+      stopped();
+    } else if (message.result) {
+      options.onCheckpoint?.(message.result);
+    }
+  });
+  worker.on('error', fallBack);
+  worker.on('exit', (code) => fallBack(new Error(`the WAL checkpoint thread exited with ${code}`)));
+
+  return {
+    ready,
+    async stop() {
+      if (stopping) return done;
+      stopping = true;
+      if (db.open) db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT_PAGES}`);
+      worker.postMessage('stop');
+      const timer = setTimeout(() => void worker.terminate(), 5_000);
+      await done;
+      clearTimeout(timer);
+      await worker.terminate();
+    },
+  };
+}
