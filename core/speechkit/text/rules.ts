@@ -172,11 +172,13 @@ export const readSymbols: Rule = (text) =>
     .replace(/%/gu, ' phần trăm')
     .replace(/[*_`~#|]+/gu, ' ');
 
-export const tidyWhitespace: Rule = (text) =>
+/** One space between words, one newline between lines, none before punctuation; the ends are trimmed after it. */
+export const collapseWhitespace: Rule = (text) =>
   text
     .replace(/\r\n?/g, '\n')
     .replace(/[^\S\n]+/gu, ' ')
     .replace(/ ?\n ?/g, '\n')
     .replace(/\n{2,}/g, '\n')
-    .replace(/ (?=[.,!?;:…])/gu, '')
-    .trim();
+    .replace(/ (?=[.,!?;:…])/gu, '');
+
+export const trimEnds: Rule = (text) => text.trim();
