@@ -1,5 +1,5 @@
 import test from 'ava';
-import { validateReadableText, nonLatinShare, unreadableReason, isLatinLetterFast, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
+import { validateReadableText, nonLatinShare, unreadableReason, isLatinLetterFast, hasVowel, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
 import { DomainError } from '../../core/errors.ts';
 import { toApiError } from '../../core/http/envelopes.ts';
 
@@ -62,4 +62,27 @@ test('the fast letter check agrees with the Unicode properties on every code poi
     if (fast !== expected) return t.fail(`U+${code.toString(16)}: fast ${fast}, properties ${expected}`);
   }
   t.is(settled, 128 + (0x250 - 0xc0 - 2) + 0x100, "ASCII, Latin-1 letters, Extended-A and -B, Extended Additional");
+});
+
+test('the vowel check with its table agrees with the diacritic-stripping rule: every BMP letter, and 50,000 generated words', (t) => {
+  const vowel = /[aeiouy]/;
+  const rule = (word: string) => vowel.test(word.toLowerCase()) || vowel.test(word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase());
+  const letters: string[] = [];
+  for (let code = 0; code < 0x10000; code++) {
+    const ch = String.fromCharCode(code);
+    if (/\p{L}/u.test(ch)) letters.push(ch);
+  }
+  for (const ch of letters) if (hasVowel(ch) !== rule(ch)) return t.fail(`U+${ch.charCodeAt(0).toString(16)}`);
+  // Words mixing Vietnamese letters with ones outside the table's blocks (Kelvin sign, Greek, Cyrillic, astral).
+  const pieces = ['b', 'c', 'đ', 'ă', 'ơ', 'ư', 'ắ', 'ỹ', 'Ý', 'n', 'g', 'h', 'İ', '\u212a', '\u212b', 'ß', 'ω', 'я', '𝐀', 'x', 'q'];
+  let x = 7;
+  for (let n = 0; n < 50_000; n++) {
+    let word = '';
+    for (let i = 0, len = 1 + (n % 6); i < len; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      word += pieces[(x >>> 8) % pieces.length];
+    }
+    if (hasVowel(word) !== rule(word)) return t.fail(JSON.stringify(word));
+  }
+  t.pass();
 });

@@ -53,11 +53,13 @@ export const readLongNumberRuns: Rule = (text) =>
   text.replace(numberRunRe, (run) => (run.length > MAX_NUMBER_RUN ? readDigitGroups(run) : run));
 
 const abbreviationRe = re(`${START}(${alternation(Object.keys(ABBREVIATIONS))})${END}`);
+const districtRe = re(`${START}Q\\.\\s?(?=\\d)`);
+const wardRe = re(`${START}P\\.\\s?(?=\\d)`);
 export const expandAbbreviations: Rule = (text) =>
   text
     .replace(abbreviationRe, (m) => ABBREVIATIONS[m] ?? m)
-    .replace(re(`${START}Q\\.\\s?(?=\\d)`), 'quận ')
-    .replace(re(`${START}P\\.\\s?(?=\\d)`), 'phường ');
+    .replace(districtRe, 'quận ')
+    .replace(wardRe, 'phường ');
 
 /** 0 or +84, then groups of digits; a Vietnamese number has 9 or 10 digits after the prefix. */
 const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
@@ -113,8 +115,35 @@ export const readTimes: Rule = (text) =>
     .replace(hourMarkRe, (m, h: string, mi: string | undefined, suffix: string | undefined) =>
       readClock(h, mi, undefined, suffix !== undefined) ?? m);
 
-/** "COVID-19", "F-16": the hyphen joins a name to a number and is not read. */
-export const separateCodeHyphens: Rule = (text) => (text.includes('-') ? text.replace(/(?<=\p{L})-(?=\d)|(?<=\d)-(?=\p{L})/gu, ' ') : text);
+const isAsciiDigit = (code: number) => code >= 0x30 && code <= 0x39;
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+const LETTER = /^\p{L}$/u;
+/** The code point before `i` (a letter outside the BMP is two UTF-16 units). */
+const pointBefore = (text: string, i: number) =>
+  String.fromCodePoint(text.codePointAt(i >= 2 && isLow(text.charCodeAt(i - 1)) && isHigh(text.charCodeAt(i - 2)) ? i - 2 : i - 1)!);
+const pointAt = (text: string, i: number) => String.fromCodePoint(text.codePointAt(i)!);
+
+/**
+ * "COVID-19", "F-16": the hyphen joins a name to a number and is not read.
+ * A scan from hyphen to hyphen: the look-behind pattern it replaces
+ * (letter-hyphen-digit or digit-hyphen-letter) was tried at every position.
+ */
+export const separateCodeHyphens: Rule = (text) => {
+  let out = '';
+  let from = 0;
+  for (let i = text.indexOf('-'); i !== -1; i = text.indexOf('-', i + 1)) {
+    if (i === 0 || i === text.length - 1) continue;
+    const before = text.charCodeAt(i - 1);
+    const after = text.charCodeAt(i + 1);
+    const joins = (isAsciiDigit(after) && !isAsciiDigit(before) && LETTER.test(pointBefore(text, i)))
+      || (isAsciiDigit(before) && LETTER.test(pointAt(text, i + 1)));
+    if (!joins) continue;
+    out += text.slice(from, i) + ' ';
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+};
 
 /** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
 export const readRanges: Rule = (text) => text.replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
@@ -137,19 +166,22 @@ export const readCurrencies: Rule = (text) =>
     .replace(currencyAfterRe, (_m, num: string, scale: string | undefined, cur: string) =>
       `${amount(num, scale)} ${CURRENCY_AFTER[cur]}`);
 
+const percentRe = re(`(?<!\\p{N})${NUM}\\s?%`);
 export const readPercentages: Rule = (text) =>
-  text.replace(re(`(?<!\\p{N})${NUM}\\s?%`), (_m, num: string) => `${readNumberToken(num)} phần trăm`);
+  text.replace(percentRe, (_m, num: string) => `${readNumberToken(num)} phần trăm`);
 
 const unitRe = re(`(?<!\\p{N})${NUM}\\s?(${alternation(Object.keys(UNITS))})${END}`);
 export const readUnits: Rule = (text) =>
   text.replace(unitRe, (_m, num: string, unit: string) => `${readNumberToken(num)} ${UNITS[unit]}`);
 
 /** "50k", "2tr": informal amounts without a currency. */
+const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`);
 export const readScaleSuffixes: Rule = (text) =>
-  text.replace(re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`), (_m, num: string, s: string) => amount(num, s));
+  text.replace(scaleSuffixRe, (_m, num: string, s: string) => amount(num, s));
 
+const ordinalRe = re(String.raw`(?<=[tT]hứ )(\d{1,2})(?!\p{N})`);
 export const readOrdinals: Rule = (text) =>
-  text.replace(re(String.raw`(?<=[tT]hứ )(\d{1,2})(?!\p{N})`), (_m, n: string) => readOrdinal(+n));
+  text.replace(ordinalRe, (_m, n: string) => readOrdinal(+n));
 
 const romanContextRe = re(String.raw`((?:[tT]hế kỷ|[tT]hế kỉ|[tT]hế chiến|[đĐ]ại hội|[kK]hóa|[kK]hoá|[cC]hương|[pP]hần) )([IVXLCDM]+)${END}`);
 export const readRomanNumerals: Rule = (text) =>
@@ -162,8 +194,9 @@ export const readFractions: Rule = (text) =>
   text.replace(/(?<![\p{N}/])(\d{1,4})\/(\d{1,4})(?![\p{N}/])/gu, (_m, a: string, b: string) =>
     `${readCardinal(a)} ${+a < +b ? 'phần' : 'trên'} ${readCardinal(b)}`);
 
+const remainingNumberRe = re(`(?<!\\p{N})${NUM}(?![\\p{N}])`);
 export const readRemainingNumbers: Rule = (text) =>
-  text.replace(re(`(?<!\\p{N})${NUM}(?![\\p{N}])`), (_m, num: string) => readNumberToken(num));
+  text.replace(remainingNumberRe, (_m, num: string) => readNumberToken(num));
 
 /** Symbols a reader says aloud, and markdown emphasis that must not be read. */
 export const readSymbols: Rule = (text) =>

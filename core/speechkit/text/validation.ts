@@ -45,11 +45,34 @@ export function letterRuns(text: string): string[] {
   return text.normalize('NFC').match(/\p{L}+/gu) ?? [];
 }
 
-function hasVowel(word: string): boolean {
+function hasVowelSlow(word: string): boolean {
   if (VOWEL.test(word.toLowerCase())) return true;
   // Strip diacritics so ắ, ơ, ư... count as the vowels they are built on.
   const base = word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
   return VOWEL.test(base);
+}
+
+/**
+ * The letters of the fast blocks (isLatinLetterFast) that count as vowels,
+ * each settled once by the rule itself: both steps of it work letter by
+ * letter there, so a word of such letters has a vowel exactly when one of
+ * its letters is one.
+ */
+const VOWEL_LETTERS: ReadonlySet<number> = (() => {
+  const vowels = new Set<number>();
+  for (let code = 0; code <= 0x1eff; code++) {
+    if (isLatinLetterFast(code) && hasVowelSlow(String.fromCharCode(code))) vowels.add(code);
+  }
+  return vowels;
+})();
+
+export function hasVowel(word: string): boolean {
+  for (let i = 0; i < word.length; i++) {
+    const code = word.charCodeAt(i);
+    if (VOWEL_LETTERS.has(code)) return true;
+    if (!isLatinLetterFast(code)) return hasVowelSlow(word);
+  }
+  return false;
 }
 
 export function unreadableReason(text: string): 'long_run' | 'no_vowels' | null {
