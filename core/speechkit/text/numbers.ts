@@ -87,7 +87,13 @@ function readCardinalFrom(digits: string, full: boolean): string {
 
 /** Digit-by-digit reading, used for phone numbers and codes. */
 export function readDigits(digits: string): string {
-  return Array.from(digits.replace(/\D/g, ''), (d) => DIGIT_WORDS[Number(d)]).join(' ');
+  let out = '';
+  for (let i = 0; i < digits.length; i++) {
+    const digit = digits.charCodeAt(i) - 0x30;
+    // Anything but an ASCII digit (a space, a dot of a grouped number) is skipped.
+    if (digit >= 0 && digit <= 9) out = out === '' ? DIGIT_WORDS[digit]! : `${out} ${DIGIT_WORDS[digit]}`;
+  }
+  return out;
 }
 
 /**
