@@ -31,9 +31,10 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 // copied (a few ms; the writer waits on its busy timeout meanwhile). With no
 // busy timeout it gives up at once if the writer or a reader is busy, and
 // tries again a little later.
-// A writer that never pauses (or a reader that never ends) would keep the WAL
-// growing: past eight times the restart size, the checkpoint waits up to
-// 200 ms for its turn.
+// It never waits with the write lock held: a RESTART that waited for a reader
+// (a long /usage query) would hold every write of the event loop that long.
+// Such a reader keeps the WAL from starting over meanwhile, as it would with
+// inline checkpoints; the writer's pauses between turns are the openings.
 const tick = () => {
   let result = checkpoint('PASSIVE');
   if (result.log < workerData.restartFrames) return result;
@@ -41,10 +42,6 @@ const tick = () => {
     result = checkpoint('RESTART');
     if (!result.busy) return result;
     Atomics.wait(pause, 0, 0, 2);
-  }
-  if (result.log >= 8 * workerData.restartFrames) {
-    db.pragma('busy_timeout = 200');
-    try { result = checkpoint('RESTART'); } finally { db.pragma('busy_timeout = 0'); }
   }
   return result;
 };
