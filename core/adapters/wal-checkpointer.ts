@@ -2,16 +2,15 @@
  * Checkpoints of the embedded file's WAL on a thread of their own. By
  * default SQLite checkpoints inside the commit that fills the WAL, so every
  * ~40 MB one `POST /tts` commit copied the WAL into the file and waited on
- * its fsync on the event loop (about 8% of the accept rate, measured in the
- * README's accept-path notes). Here the serving connection never
- * checkpoints; a thread with its own connection runs a PASSIVE checkpoint
- * every `intervalMs`, which WAL allows beside the writer and its readers
- * (it copies only frames no reader still needs, and never blocks).
- * If the thread cannot run, the connection checkpoints as before.
+ * its fsync on the event loop (about 8% of the accept rate; README,
+ * Performance). Here the serving connection never checkpoints: a thread
+ * with its own connection does, and if the thread cannot run, the
+ * connection checkpoints inline as before.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { INLINE_AUTOCHECKPOINT_PAGES, type EmbeddedDb } from './embedded-db.ts';
+
 const DEFAULT_INTERVAL_MS = 1_000;
 /** The WAL starts over once it holds this many frames (~16 MB). */
 const RESTART_FRAMES = 4_000;
@@ -21,20 +20,17 @@ const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
-// Never wait on a lock: a checkpoint that cannot have one does what it can without it.
+// No busy timeout: a checkpoint that cannot have a lock gives up at once.
+// Waiting with the write lock held (a RESTART waiting for a long /usage read)
+// would hold every write of the event loop that long.
 db.pragma('busy_timeout = 0');
 const checkpoint = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
 const pause = new Int32Array(new SharedArrayBuffer(4));
 // PASSIVE copies the frames no reader needs, beside the writer, which goes on
-// appending. The WAL starts over only after a checkpoint that ended level with
-// it; RESTART gets there by holding the write lock for the last few frames
-// copied (a few ms; the writer waits on its busy timeout meanwhile). With no
-// busy timeout it gives up at once if the writer or a reader is busy, and
-// tries again a little later.
-// It never waits with the write lock held: a RESTART that waited for a reader
-// (a long /usage query) would hold every write of the event loop that long.
-// Such a reader keeps the WAL from starting over meanwhile, as it would with
-// inline checkpoints; the writer's pauses between turns are the openings.
+// appending, so it never ends level with the WAL, and only a checkpoint that
+// does lets the WAL start over. RESTART gets there by holding the write lock
+// for the last few frames (a few ms); it needs a pause between the writer's
+// commits, so it is tried again 2 ms later, a few times a tick.
 const tick = () => {
   let result = checkpoint('PASSIVE');
   if (result.log < workerData.restartFrames) return result;
