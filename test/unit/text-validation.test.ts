@@ -2,6 +2,7 @@ import test from 'ava';
 import { validateReadableText, nonLatinShare, unreadableReason, isLatinLetterFast, hasVowel, UNSUPPORTED_LANGUAGE, UNREADABLE } from '../../core/speechkit/text/validation.ts';
 import { DomainError } from '../../core/errors.ts';
 import { toApiError } from '../../core/http/envelopes.ts';
+import { generatedStrings } from '../helpers/generated-strings.ts';
 
 const ACCEPTED: Array<[string, string]> = [
   ['plain Vietnamese', 'Xin chào, hôm nay trời đẹp quá.'],
@@ -75,13 +76,7 @@ test('the vowel check with its table agrees with the diacritic-stripping rule: e
   for (const ch of letters) if (hasVowel(ch) !== rule(ch)) return t.fail(`U+${ch.charCodeAt(0).toString(16)}`);
   // Words mixing Vietnamese letters with ones outside the table's blocks (Kelvin sign, Greek, Cyrillic, astral).
   const pieces = ['b', 'c', 'đ', 'ă', 'ơ', 'ư', 'ắ', 'ỹ', 'Ý', 'n', 'g', 'h', 'İ', '\u212a', '\u212b', 'ß', 'ω', 'я', '𝐀', 'x', 'q'];
-  let x = 7;
-  for (let n = 0; n < 50_000; n++) {
-    let word = '';
-    for (let i = 0, len = 1 + (n % 6); i < len; i++) {
-      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-      word += pieces[(x >>> 8) % pieces.length];
-    }
+  for (const word of generatedStrings(pieces, 50_000, 6, 7)) {
     if (hasVowel(word) !== rule(word)) return t.fail(JSON.stringify(word));
   }
   t.pass();
