@@ -11,6 +11,7 @@ import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
   readScaleSuffixes, readSymbols, readTimes, readUnits, separateCodeHyphens, collapseWhitespace, trimEnds, type Rule,
+  ABBREVIATION_GATE, CURRENCY_GATE, DATE_GATE, UNIT_GATE,
 } from './rules.ts';
 
 export interface PreparedText {
@@ -57,18 +58,18 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'applyCueTags', rule: applyCueTags, gate: /\[/ },
   // A run longer than MAX_NUMBER_RUN (32) is 33 or more digits, dots and commas in a row.
   { name: 'readLongNumberRuns', rule: readLongNumberRuns, gate: /[0-9.,]{33}/ },
-  { name: 'expandAbbreviations', rule: expandAbbreviations, gate: null },
+  { name: 'expandAbbreviations', rule: expandAbbreviations, gate: ABBREVIATION_GATE },
   { name: 'readPhoneNumbers', rule: readPhoneNumbers, gate: /0\d|\+84/ },
-  { name: 'readDates', rule: readDates, gate: /\d/ },
+  { name: 'readDates', rule: readDates, gate: DATE_GATE },
   { name: 'readTimes', rule: readTimes, gate: /\d[:h]/ },
   { name: 'readRomanNumerals', rule: readRomanNumerals, gate: / [IVXLCDM]/ },
   { name: 'readOrdinals', rule: readOrdinals, gate: /h\u1ee9 \d/ },
   { name: 'separateCodeHyphens', rule: separateCodeHyphens, gate: /-/ },
   { name: 'readRanges', rule: readRanges, gate: /[-\u2013]/ },
   { name: 'readNegatives', rule: readNegatives, gate: /[-\u2212]\d/ },
-  { name: 'readCurrencies', rule: readCurrencies, gate: /\d/ },
+  { name: 'readCurrencies', rule: readCurrencies, gate: CURRENCY_GATE },
   { name: 'readPercentages', rule: readPercentages, gate: /%/ },
-  { name: 'readUnits', rule: readUnits, gate: /\d/ },
+  { name: 'readUnits', rule: readUnits, gate: UNIT_GATE },
   { name: 'readScaleSuffixes', rule: readScaleSuffixes, gate: /\d(?:[kK]|tr)/ },
   { name: 'readFractions', rule: readFractions, gate: /\d\/\d/ },
   { name: 'readRemainingNumbers', rule: readRemainingNumbers, gate: /\d/ },

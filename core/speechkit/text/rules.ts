@@ -55,6 +55,14 @@ export const readLongNumberRuns: Rule = (text) =>
 const abbreviationRe = re(`${START}(${alternation(Object.keys(ABBREVIATIONS))})${END}`);
 const districtRe = re(`${START}Q\\.\\s?(?=\\d)`);
 const wardRe = re(`${START}P\\.\\s?(?=\\d)`);
+/**
+ * What a text must hold for expandAbbreviations to change it: the first two
+ * characters of some abbreviation, or "Q."/"P." before a number. Most
+ * sentences hold none, and this scan is cheaper than the rule's look-behinds.
+ */
+export const ABBREVIATION_GATE = new RegExp(
+  alternation([...new Set([...Object.keys(ABBREVIATIONS), 'Q.', 'P.'].map((key) => key.slice(0, 2)))]), 'u');
+
 export const expandAbbreviations: Rule = (text) =>
   text
     .replace(abbreviationRe, (m) => ABBREVIATIONS[m] ?? m)
@@ -78,6 +86,9 @@ const fullDateRe = re(String.raw`(?<!\p{N})(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?!
 const dayMonthRe = re(String.raw`(?<=(ngày|mùng|hôm|sáng|trưa|chiều|tối|đêm|Ngày|Mùng|Hôm|Sáng|Trưa|Chiều|Tối|Đêm) )(\d{1,2})/(\d{1,2})(?![\p{N}/])`);
 const monthYearRe = re(String.raw`(?<![\p{N}/])(\d{1,2})/(\d{4})(?!\p{N})`);
 const monthWordRe = re(String.raw`(?<=[tT]háng )(\d{1,2})(?![\p{N}/.,])`);
+
+/** What readDates needs: two numbers joined by "/", "." or "-", or a number after "tháng". */
+export const DATE_GATE = /\d[/.-]\d|háng \d/u;
 
 export const readDates: Rule = (text) =>
   text
@@ -159,6 +170,10 @@ function amount(num: string, scale: string | undefined): string {
   return scale ? `${readNumberToken(num)} ${SCALE_SUFFIXES[scale]}` : readNumberToken(num);
 }
 
+/** What readCurrencies needs: a symbol before a digit, or a digit, maybe a scale, then a currency. */
+export const CURRENCY_GATE = new RegExp(
+  `(?:${alternation(Object.keys(CURRENCY_BEFORE))})\\s?\\d|\\d(?:\\s?(?:${scaleAlt}))?\\s?(?:${alternation(Object.keys(CURRENCY_AFTER))})`, 'u');
+
 export const readCurrencies: Rule = (text) =>
   text
     .replace(currencyBeforeRe, (_m, sym: string, num: string, scale: string | undefined) =>
@@ -171,6 +186,9 @@ export const readPercentages: Rule = (text) =>
   text.replace(percentRe, (_m, num: string) => `${readNumberToken(num)} phần trăm`);
 
 const unitRe = re(`(?<!\\p{N})${NUM}\\s?(${alternation(Object.keys(UNITS))})${END}`);
+/** What readUnits needs: a digit, maybe a space, then a unit. */
+export const UNIT_GATE = new RegExp(`\\d\\s?(?:${alternation(Object.keys(UNITS))})`, 'u');
+
 export const readUnits: Rule = (text) =>
   text.replace(unitRe, (_m, num: string, unit: string) => `${readNumberToken(num)} ${UNITS[unit]}`);
 
