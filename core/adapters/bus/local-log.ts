@@ -61,6 +61,16 @@ export function partitionOf(key: string, partitions: number): number {
   return hash % partitions;
 }
 
+/** A message as the log stores it: its value already JSON. */
+interface EncodedMessage {
+  id: string;
+  key: string;
+  value: string;
+}
+
+const encodeMessage = (message: OutgoingMessage): EncodedMessage =>
+  ({ id: message.id, key: message.key, value: JSON.stringify(message.value ?? null) });
+
 export type MessageLog = ReturnType<typeof openMessageLog>;
 
 export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retainPerPartition: number) {
@@ -114,9 +124,9 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
   }
 
   const writes = groupCommit(db);
-  const appendAll = db.transaction((topic: string, messages: OutgoingMessage[], partitions: number, publishedAt: string) => {
+  const appendAll = db.transaction((topic: string, messages: EncodedMessage[], partitions: number, publishedAt: string) => {
     // Messages by partition, in publication order within each.
-    const byPart = new Map<number, OutgoingMessage[]>();
+    const byPart = new Map<number, EncodedMessage[]>();
     for (const message of messages) {
       const part = partitionOf(message.key, partitions);
       const list = byPart.get(part);
@@ -126,11 +136,39 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     for (const [part, list] of byPart) {
       const first = reserve.get(list.length, topic, part, list.length) as number;
       list.forEach((message, i) => {
-        insertMessage.run(topic, part, first + i, message.id, message.key, JSON.stringify(message.value ?? null), publishedAt);
+        insertMessage.run(topic, part, first + i, message.id, message.key, message.value, publishedAt);
       });
       if (holdsPrunePoint(first, first + list.length)) prune(topic, part);
     }
   });
+
+  /**
+   * The grouped appends of one turn, per topic, gathered into ONE write of the
+   * group commit: one savepoint and one sequence reservation per partition for
+   * all of them, instead of per publish (every request publishes its outcome).
+   * Values are serialized by the caller's publish, so only the database itself
+   * can fail the shared write, and it would have failed each of them alike.
+   */
+  const gathering = new Map<string, { messages: EncodedMessage[]; written: Promise<void> }>();
+  function appendGathered(topic: string, partitions: number, messages: EncodedMessage[]): Promise<void> {
+    const open = gathering.get(topic);
+    if (open) {
+      for (const message of messages) open.messages.push(message);
+      return open.written;
+    }
+    const gathered = { messages: [...messages], written: Promise.resolve() };
+    // Closed once its write runs (or its commit fails before running it): later publishes start the next one.
+    const close = () => {
+      if (gathering.get(topic) === gathered) gathering.delete(topic);
+    };
+    gathered.written = writes.run(() => {
+      close();
+      appendAll(topic, gathered.messages, partitions, new Date().toISOString());
+    });
+    gathered.written.catch(close);
+    gathering.set(topic, gathered);
+    return gathered.written;
+  }
 
   const commitTx = db.transaction((group: string, topic: string, part: number, next: number) => {
     upsertCommit.run(group, topic, part, next);
@@ -142,13 +180,13 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
 
     append(topic: string, messages: OutgoingMessage[]): void {
       const partitions = ensureTopic(topic);
-      appendAll.immediate(topic, messages, partitions, new Date().toISOString());
+      appendAll.immediate(topic, messages.map(encodeMessage), partitions, new Date().toISOString());
     },
 
     /** The same append, sharing one commit with the other writes of this turn (group commit). */
-    appendGrouped(topic: string, messages: OutgoingMessage[]): Promise<void> {
-      const partitions = ensureTopic(topic);
-      return writes.run(() => appendAll(topic, messages, partitions, new Date().toISOString()));
+    async appendGrouped(topic: string, messages: OutgoingMessage[]): Promise<void> {
+      const encoded = messages.map(encodeMessage);
+      await appendGathered(topic, ensureTopic(topic), encoded);
     },
 
     commitGrouped(group: string, topic: string, part: number, next: number): Promise<void> {
