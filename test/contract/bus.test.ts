@@ -57,6 +57,24 @@ function busContract(name: string, harness: () => Harness) {
     t.false(Number.isNaN(Date.parse(m!.publishedAt)), 'publishedAt is an ISO time');
   });
 
+  withBus('publishes made together, to several topics, all arrive in publication order; one that cannot be serialized fails alone', async (t, bus) => {
+    const [a, b] = [names(), names()];
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const sent = await Promise.allSettled([
+      ...Array.from({ length: 20 }, (_, i) => bus.publish((i % 2 ? a : b).topic, [{ id: `p${i}`, key: 'one-key', value: { n: i } }])),
+      bus.publish(a.topic, [{ id: 'bad', key: 'one-key', value: cyclic }]),
+    ]);
+    t.deepEqual(sent.map((r) => r.status), [...Array<string>(20).fill('fulfilled'), 'rejected']);
+    const got = new Map<string, number[]>([[a.topic, []], [b.topic, []]]);
+    const subs = await Promise.all([a, b].map(({ topic, group }) =>
+      bus.subscribe<{ n: number }>({ topic, group, handler: async (m) => { got.get(topic)!.push(m.value.n); } })));
+    await eventually(() => got.get(a.topic)!.length === 10 && got.get(b.topic)!.length === 10);
+    await Promise.all(subs.map((sub) => sub.stop()));
+    t.deepEqual(got.get(a.topic), [1, 3, 5, 7, 9, 11, 13, 15, 17, 19]);
+    t.deepEqual(got.get(b.topic), [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+  });
+
   withBus('messages with the same key are handled in publication order; concurrency handles partitions in parallel', async (t, bus) => {
     const { topic, group } = names();
     for (let round = 0; round < 4; round++) await bus.publish(topic, messages(20, (i) => `k${i % 5}`, round * 20));
@@ -335,6 +353,24 @@ if (brokers.length > 0) {
     close: (bus) => bus.close(),
     dispose: () => {},
   }));
+
+  test('kafka: a record the broker refuses (over its size limit) fails its own publish, not the others of its turn', async (t) => {
+    const bus = await createKafkaBus({ brokers, clientId: `bus-contract-${process.pid}`, partitions: 4, retryBackoffMs: 5, onError: quiet });
+    t.teardown(() => bus.close());
+    const { topic, group } = names();
+    await bus.publish(topic, [{ id: 'warm', key: 'k', value: { n: -1 } }]);
+    const sent = await Promise.allSettled([
+      bus.publish(topic, [{ id: 'small-1', key: 'k', value: { n: 1 } }]),
+      bus.publish(topic, [{ id: 'huge', key: 'k', value: { n: 0, pad: 'x'.repeat(2 * 1024 * 1024) } }]),
+      bus.publish(topic, [{ id: 'small-2', key: 'k', value: { n: 2 } }]),
+    ]);
+    t.deepEqual(sent.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    const got: string[] = [];
+    const sub = await bus.subscribe({ topic, group, handler: async (m) => { got.push(m.id); } });
+    await eventually(() => got.length === 3);
+    await sub.stop();
+    t.deepEqual(got, ['warm', 'small-1', 'small-2']);
+  });
 } else {
   console.log('bus contract: KAFKA_BROKERS is not set; skipping the Kafka adapter');
 }

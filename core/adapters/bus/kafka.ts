@@ -1,8 +1,9 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
 import { consumerGroupId, isRetriable, isTransient, quietLogCreator, retryRetriable } from './kafka-support.ts';
 import { batchGatherer } from './batch-gatherer.ts';
+import { perTurn } from '../per-turn.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only
@@ -121,6 +122,30 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
    * is out of reach, up to publishTimeoutMs; the idempotent producer keeps a
    * repeated send that had in fact been written from being written twice.
    */
+  /*
+   * The publishes of one turn leave as ONE produce request (per-turn.ts):
+   * every request publishes its outcome, and with one request in flight per
+   * producer each send waited its turn and cost as much as a batch. A
+   * request that failed for a passing reason fails the publishes in it, and
+   * each repeats its own records below; one the broker refused outright is
+   * sent again publish by publish, so that only the culprit's fails.
+   */
+  const sendInTurn = perTurn<{ topic: string; messages: Message[] }, unknown>(async (sends) => {
+    const byTopic = new Map<string, Message[]>();
+    for (const { topic, messages } of sends) {
+      const list = byTopic.get(topic) ?? [];
+      for (const message of messages) list.push(message);
+      byTopic.set(topic, list);
+    }
+    try {
+      await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      return sends.map(() => null);
+    } catch (error) {
+      if (sends.length === 1 || isTransient(error)) throw error;
+      return Promise.all(sends.map((send) => producer.send(send).then(() => null, (refused: unknown) => refused)));
+    }
+  });
+
   async function publish<T>(topic: string, messages: OutgoingMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     const publishedAt = new Date().toISOString();
@@ -129,7 +154,8 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
       try {
         await ensureTopic(topic);
-        await producer.send({ topic, messages: records });
+        const refused = await sendInTurn({ topic, messages: records });
+        if (refused) throw refused;
         return;
       } catch (error) {
         if (closed || !isTransient(error) || Date.now() + wait > deadline) throw error;

@@ -7,6 +7,7 @@ import type {
   RefundCommand,
 } from '../../ports/documents.ts';
 import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
+import { readsPerTurn } from '../per-turn.ts';
 
 /**
  * Grants, outbox and ledger on MongoDB without multi-document transactions
@@ -169,6 +170,12 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     const docs = await grants.find(filter, { projection: GRANT_PROJECTION }).sort({ createdAt: 1, _id: 1 }).toArray();
     return docs.map(toGrant);
   };
+  // Every POST /tts and GET /balance reads its account's active grants: those of one turn go out as one query.
+  const activeOf = readsPerTurn<string, Grant[]>(async (accountIds) => {
+    const byAccount = new Map(accountIds.map((id): [string, Grant[]] => [id, []]));
+    for (const grant of await list({ accountId: { $in: accountIds }, status: 'active' })) byAccount.get(grant.accountId)?.push(grant);
+    return byAccount;
+  });
   return {
     async create(grant) {
       const { id, ...rest } = grant;
@@ -180,7 +187,7 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
       return { ...grant, engines: [...grant.engines] };
     },
     get: read,
-    listActive: (accountId) => list({ accountId, status: 'active' }),
+    listActive: async (accountId) => (await activeOf(accountId)) ?? [],
     listByAccount: (accountId) => list({ accountId }),
     async listPage(afterId, limit) {
       if (limit <= 0) return [];

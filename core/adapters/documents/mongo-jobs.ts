@@ -3,6 +3,7 @@ import type { CachedAudio, JobRecord, JobsStore } from '../../ports/jobs.ts';
 import { ACTIVE, fromDoc, isQueueable, toJobDoc, type JobDoc } from './mongo-job-docs.ts';
 import { createQueueSlots, insertHoldingSlots } from './mongo-queue-slots.ts';
 import { createMongoSubmissions, type SubmissionBilling } from './mongo-submissions.ts';
+import { readsPerTurn } from '../per-turn.ts';
 
 /**
  * Jobs on MongoDB with the semantics of sqlite-jobs.ts. Every state change is
@@ -20,6 +21,9 @@ export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promi
   const jobs = db.collection<JobDoc>('tts_jobs');
   const cache = db.collection<CacheDoc>('tts_audio_cache');
   const slots = createQueueSlots(db, 'tts_jobs');
+  // Every POST /tts looks its content-cache key up: those of one turn go out as one query.
+  const cachedOf = readsPerTurn<string, CacheDoc>(async (keys) =>
+    new Map((await cache.find({ _id: { $in: keys } }).toArray()).map((doc): [string, CacheDoc] => [doc._id, doc])));
   await createJobIndexes(jobs);
 
   /** Ends an active job once; the one write that ends it gives its queue slots back. */
@@ -124,7 +128,7 @@ export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promi
       return row?.ms == null ? null : Math.round(row.ms);
     },
     async findCached(cacheKey) {
-      const doc = await cache.findOne({ _id: cacheKey });
+      const doc = await cachedOf(cacheKey);
       return doc ? { audioKey: doc.audioKey, durationSeconds: doc.durationSeconds } : null;
     },
     async putCached(cacheKey, audio) {

@@ -1,12 +1,14 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import type { QueueLimits } from '../../ports/jobs.ts';
+import { unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
 
 /**
  * Queue depth counters on MongoDB (`tts_queue_slots`): one document for the
  * whole queue (`*`) and one per account with jobs in the queue, taken when a
  * job is accepted and given back when it ends.
  *
- * Both counters are taken in ONE `update` command: for each, an upsert that
+ * Both counters are taken in ONE `update` command (shared with the other
+ * reservations of the same turn, mongo-bulk-per-turn.ts): for each, an upsert that
  * creates it at 0 if missing, then a conditional increment (`n < limit`)
  * with upsert. A full counter does not match, so its upsert collides on
  * `_id`: that duplicate-key error is the refusal. The statements run
@@ -64,16 +66,14 @@ export function createQueueSlots(db: Db, jobsCollection: string): QueueSlots {
     const doc = await slots.findOne({ _id: id }, { projection: { n: 1 } });
     return (doc?.n ?? 0) >= limit;
   };
+  // The reservations of one turn share one command: each statement is a conditional write of its own counter.
+  const bulk = unorderedBulkPerTurn(slots);
   /** Runs the statements unordered; the indexes that collided on a key, or throws any other failure. */
   const collisions = async (ops: AnyBulkWriteOperation<SlotDoc>[]): Promise<Set<number>> => {
-    try {
-      await slots.bulkWrite(ops, { ordered: false });
-      return new Set();
-    } catch (err) {
-      const errors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
-      if (errors.length === 0 || errors.some((e) => e.code !== DUPLICATE_KEY)) throw err;
-      return new Set(errors.map((e) => e.index));
-    }
+    const outcomes = await bulk(ops);
+    const other = outcomes.find((e) => e !== null && e.code !== DUPLICATE_KEY);
+    if (other) throw other;
+    return new Set(outcomes.flatMap((e, i) => (e === null ? [] : [i])));
   };
   let lastDrift = new Map<string, number>();
 

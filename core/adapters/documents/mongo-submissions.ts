@@ -3,6 +3,7 @@ import type { ChargeCommand, ChargeWriteResult, LedgerEntry } from '../../ports/
 import type { JobsStore } from '../../ports/jobs.ts';
 import { insertHoldingSlots, type QueueSlots } from './mongo-queue-slots.ts';
 import { toJobDoc, type JobDoc } from './mongo-job-docs.ts';
+import { unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
 
 /**
  * `POST /tts` submissions on MongoDB, without multi-document transactions.
@@ -11,7 +12,9 @@ import { toJobDoc, type JobDoc } from './mongo-job-docs.ts';
  *
  *   1. side by side: take the queue slots (conditional counters, see
  *      mongo-queue-slots.ts) and insert the job with `submission: 'pending'`
- *      and its intended charge (a content-cache hit takes no slot);
+ *      and its intended charge (a content-cache hit takes no slot); both
+ *      share their command with the other submissions of the same turn
+ *      (mongo-bulk-per-turn.ts);
  *   2. the grant's conditional charge (mongo-billing.ts), whose ledger entry,
  *      queued in the grant document's outbox, names the job (`jobId`).
  *
@@ -38,6 +41,12 @@ const REPAIR_BATCH = 200;
 
 export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: QueueSlots; billing: SubmissionBilling }): SubmissionMethods {
   const { jobs, slots, billing } = deps;
+  // The submissions of one turn insert their jobs in one command.
+  const bulk = unorderedBulkPerTurn(jobs);
+  const insertJob = async (doc: JobDoc) => {
+    const [failed] = await bulk([{ insertOne: { document: doc } }]);
+    if (failed) throw failed;
+  };
   return {
     submission(job, limits) {
       const queued = job.status === 'queued';
@@ -47,10 +56,10 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
           if (!inserted) {
             const doc = toJobDoc({ ...job, charge }, queued ? { submission: 'pending', slot: true, publishPending: true } : { submission: 'pending' });
             if (queued) {
-              const full = await insertHoldingSlots(slots, job.accountId, limits, () => jobs.insertOne(doc), () => jobs.deleteOne({ _id: doc._id }));
+              const full = await insertHoldingSlots(slots, job.accountId, limits, () => insertJob(doc), () => jobs.deleteOne({ _id: doc._id }));
               if (full) return { ok: false, queueFull: full };
             } else {
-              await jobs.insertOne(doc);
+              await insertJob(doc);
             }
             inserted = true;
           } else {
