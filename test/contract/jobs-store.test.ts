@@ -217,6 +217,14 @@ function jobsContract(adapter: string, open: Open): void {
     t.deepEqual(await jobs.findCached('ck_1'), { audioKey: 'audio/1b.mp3', durationSeconds: 3.5 });
     t.is(await jobs.findCached('ck_2'), null);
   });
+
+  it('cache look-ups made together each get their own answer, the same key asked twice included', async (jobs, t) => {
+    await jobs.putCached('ck_a', { audioKey: 'audio/a.mp3', durationSeconds: 1 });
+    await jobs.putCached('ck_b', { audioKey: 'audio/b.mp3', durationSeconds: 2 });
+    const keys = ['ck_a', 'ck_missing', 'ck_b', 'ck_a', ...Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? 'ck_b' : `ck_none_${i}`))];
+    const found = await Promise.all(keys.map((key) => jobs.findCached(key)));
+    t.deepEqual(found.map((hit) => hit?.audioKey ?? null), keys.map((key) => ({ ck_a: 'audio/a.mp3', ck_b: 'audio/b.mp3' } as Record<string, string>)[key] ?? null));
+  });
 }
 
 jobsContract('sqlite (memory)', async () => {

@@ -1,3 +1,4 @@
+import { readsPerTurn } from '../per-turn.ts';
 import { groupCommit, type EmbeddedDb } from '../embedded-db.ts';
 import type { JobsStore } from '../../ports/jobs.ts';
 import { createSqliteSubmissions } from './sqlite-submissions.ts';
@@ -36,7 +37,10 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
   const count = (accountId: string) => (countFor.get(accountId) as { n: number } | undefined)?.n ?? 0;
   const position = db.prepare(`SELECT COUNT(*) AS n FROM tts_jobs WHERE status = 'queued' AND rowid <= (SELECT rowid FROM tts_jobs WHERE id = ? AND status = 'queued')`);
   const recent = db.prepare(`SELECT AVG(processing_ms) AS ms FROM (SELECT processing_ms FROM tts_jobs WHERE status = 'completed' AND processing_ms IS NOT NULL AND source = 'tts' ORDER BY completed_at DESC LIMIT 50)`);
-  const findCached = db.prepare('SELECT audio_key, duration_seconds FROM tts_audio_cache WHERE cache_key = ?');
+  const findCachedMany = db.prepare('SELECT cache_key, audio_key, duration_seconds FROM tts_audio_cache WHERE cache_key IN (SELECT value FROM json_each(?))');
+  // Every POST /tts looks its key up: those of one turn are one statement, one read transaction.
+  const cachedOf = readsPerTurn<string, Row>(async (keys) =>
+    new Map((findCachedMany.all(JSON.stringify(keys)) as Row[]).map((row): [string, Row] => [row.cache_key, row])));
   const putCached = db.prepare('INSERT OR REPLACE INTO tts_audio_cache (cache_key, audio_key, duration_seconds) VALUES (?, ?, ?)');
 
   return {
@@ -91,7 +95,7 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
       return ms === null ? null : Math.round(ms);
     },
     async findCached(cacheKey) {
-      const row = findCached.get(cacheKey) as Row | undefined;
+      const row = await cachedOf(cacheKey);
       return row ? { audioKey: row.audio_key, durationSeconds: row.duration_seconds } : null;
     },
     async putCached(cacheKey, audio) {
