@@ -205,9 +205,8 @@ async function openAnalytics(config: Config, embeddedDb: () => EmbeddedDb): Prom
 async function openCounters(config: Config): Promise<Counters> {
   if (config.redisUrl) {
     const { Redis } = await import('ioredis');
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    const { createRedisCounters } = await import('../adapters/counters/redis.ts');
-    return createRedisCounters(redis);
+    const { createRedisCounters, REDIS_CLIENT_OPTIONS } = await import('../adapters/counters/redis.ts');
+    return createRedisCounters(new Redis(config.redisUrl, REDIS_CLIENT_OPTIONS));
   }
   const { createMemoryCounters } = await import('../adapters/counters/memory.ts');
   return createMemoryCounters();

