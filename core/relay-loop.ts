@@ -3,10 +3,14 @@ import type { Logger } from './logger.ts';
 /**
  * The loop every outbox relay runs (the ledger outbox in core/billing, the
  * `tts.jobs` publications of the jobs plugin): a pass at start, then one
- * every `intervalMs`, repeated at once while a pass says more is waiting. A
- * failed pass is logged and retried on the next tick: whatever it did not
- * mark as done is still in its outbox.
+ * every `intervalMs`, repeated at once while a pass says more is waiting,
+ * and after `busyIntervalMs` when it found some. A failed pass is logged and
+ * retried on the next tick: whatever it did not mark as done is still in
+ * its outbox.
  */
+
+/** What a pass found: nothing to do, some work, or a full batch (more may be waiting). */
+export type PassOutcome = 'idle' | 'some' | 'full';
 export interface RelayLoop {
   /** stops the timer, waits for the pass in progress, then (with `flushOnStop`) drains what is left once */
   stop(): Promise<void>;
@@ -15,8 +19,14 @@ export interface RelayLoop {
 export interface RelayLoopOptions {
   name: string;
   intervalMs: number;
-  /** one batch; resolves true when a full batch went and more may be waiting */
-  pass: () => Promise<boolean>;
+  /**
+   * After a pass that found work, the next one comes this soon (default
+   * intervalMs): an outbox written to steadily is kept short, while an idle
+   * one is looked at only every intervalMs.
+   */
+  busyIntervalMs?: number;
+  /** one batch */
+  pass: () => Promise<PassOutcome>;
   logger: Logger;
   /** drain until empty at stop (a clean shutdown leaves an empty outbox) */
   flushOnStop?: boolean;
@@ -30,12 +40,15 @@ export function startRelayLoop(opts: RelayLoopOptions): RelayLoop {
   const tick = () => {
     timer = null;
     running = (async () => {
+      let outcome: PassOutcome = 'idle';
       try {
-        while (!stopped && (await opts.pass()));
+        do outcome = await opts.pass();
+        while (!stopped && outcome === 'full');
       } catch (err) {
+        outcome = 'idle';
         opts.logger.warn(`${opts.name} failed; will retry`, { err: err as Error });
       }
-      if (!stopped) timer = setTimeout(tick, opts.intervalMs);
+      if (!stopped) timer = setTimeout(tick, outcome === 'idle' ? opts.intervalMs : (opts.busyIntervalMs ?? opts.intervalMs));
     })();
   };
   tick();
@@ -47,7 +60,7 @@ export function startRelayLoop(opts: RelayLoopOptions): RelayLoop {
       await running;
       if (!opts.flushOnStop) return;
       try {
-        while (await opts.pass());
+        while ((await opts.pass()) === 'full');
       } catch (err) {
         opts.logger.warn(`${opts.name} not fully drained at shutdown; the next start carries on`, { err: err as Error });
       }

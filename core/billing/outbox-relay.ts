@@ -3,7 +3,10 @@ import type { Charge } from '../ports/charge.ts';
 import type { Bus } from '../ports/bus.ts';
 import { TOPICS } from '../ports/bus.ts';
 import type { Logger } from '../logger.ts';
-import { startRelayLoop } from '../relay-loop.ts';
+import { startRelayLoop, type PassOutcome } from '../relay-loop.ts';
+
+/** The pause between passes while entries keep coming (intervalMs once a pass finds none). */
+const BUSY_INTERVAL_MS = 10;
 
 /**
  * Publishes ledger entries written atomically with each charge or refund.
@@ -24,13 +27,14 @@ export function startOutboxRelay(deps: {
   /** returns a charge to its payer (billing service); idempotent per charge */
   refund: (charge: Charge) => Promise<boolean>;
   intervalMs?: number;
+  busyIntervalMs?: number;
   batch?: number;
 }): () => Promise<void> {
   const batch = deps.batch ?? 500;
 
-  const pass = async (): Promise<boolean> => {
+  const pass = async (): Promise<PassOutcome> => {
     const entries = await deps.documents.outbox.pending(batch);
-    if (entries.length === 0) return false;
+    if (entries.length === 0) return 'idle';
     for (const orphan of await deps.documents.jobs.confirmCharges(entries)) {
       // Its refund entry joins the outbox and goes out with the next pass.
       if (await deps.refund(chargeOf(orphan))) {
@@ -39,10 +43,15 @@ export function startOutboxRelay(deps: {
     }
     await deps.bus.publish(TOPICS.ledger, entries.map((e) => ({ id: e.id, key: e.grantId, value: e })));
     await deps.documents.outbox.markPublished(entries.map((e) => e.id));
-    return entries.length === batch;
+    return entries.length === batch ? 'full' : 'some';
   };
 
-  const loop = startRelayLoop({ name: 'ledger outbox relay', intervalMs: deps.intervalMs ?? 100, pass, logger: deps.logger, flushOnStop: true });
+  // While charges keep coming the next pass follows soon: on MongoDB the entries wait in an array of the
+  // grant document, which every charge rewrites, so a long array made every charge slower (see the README).
+  const loop = startRelayLoop({
+    name: 'ledger outbox relay', intervalMs: deps.intervalMs ?? 100, busyIntervalMs: deps.busyIntervalMs ?? BUSY_INTERVAL_MS,
+    pass, logger: deps.logger, flushOnStop: true,
+  });
   return () => loop.stop();
 }
 

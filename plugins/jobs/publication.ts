@@ -2,7 +2,7 @@ import type { JobsStore } from '../../core/ports/jobs.ts';
 import type { Publisher } from '../../core/services.ts';
 import type { Logger } from '../../core/logger.ts';
 import { TOPICS } from '../../core/ports/bus.ts';
-import { startRelayLoop } from '../../core/relay-loop.ts';
+import { startRelayLoop, type PassOutcome } from '../../core/relay-loop.ts';
 
 /**
  * Getting accepted jobs onto `tts.jobs`. A job is accepted together with its
@@ -60,16 +60,16 @@ export interface RecoverySettings {
  */
 export function startJobRecovery(deps: { jobs: JobsStore; publisher: Publisher; logger: Logger }, settings: RecoverySettings) {
   const BATCH = 500;
-  const pass = async (): Promise<boolean> => {
+  const pass = async (): Promise<PassOutcome> => {
     const now = Date.now();
     const repaired = await deps.jobs.repair(new Date(now - settings.submissionTimeoutMs).toISOString(), new Date(now).toISOString());
     if (repaired.abandoned + repaired.healed > 0) deps.logger.warn('jobs repaired after a crash', repaired);
     const ids = await deps.jobs.unpublished(new Date(now - settings.republishAfterMs).toISOString(), BATCH);
-    if (ids.length === 0) return false;
+    if (ids.length === 0) return 'idle';
     await deps.publisher.publish(TOPICS.jobs, ids.map(message));
     await deps.jobs.markPublished(ids);
     deps.logger.info('published jobs left unpublished by a stopped process', { jobs: ids.length });
-    return ids.length === BATCH;
+    return ids.length === BATCH ? 'full' : 'some';
   };
   return startRelayLoop({ name: 'jobs recovery', intervalMs: settings.intervalMs, pass, logger: deps.logger });
 }
