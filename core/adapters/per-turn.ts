@@ -4,7 +4,8 @@
  * command or a Kafka produce request costs the API process far more CPU than
  * the documents or records in it, and a burst of `POST /tts` requests sends
  * the same few each: its account's grants, its content-cache key, its queue
- * slots, its job (MongoDB adapters), its outcome event (Kafka bus).
+ * slots, its job (MongoDB adapters; the cache key on the embedded file too),
+ * its outcome event (Kafka bus).
  *
  * Nothing is sent early: a command leaves after every call in it was made,
  * so each caller sees every write that had finished before it called, as

@@ -117,12 +117,6 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   }
 
   /*
-   * kafkajs gives up on a send after about ten seconds of failed retries,
-   * shorter than a broker restart. Sends are repeated here while the broker
-   * is out of reach, up to publishTimeoutMs; the idempotent producer keeps a
-   * repeated send that had in fact been written from being written twice.
-   */
-  /*
    * The publishes of one turn leave as ONE produce request (per-turn.ts):
    * every request publishes its outcome, and with one request in flight per
    * producer each send waited its turn and cost as much as a batch. A
@@ -146,6 +140,12 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     }
   });
 
+  /*
+   * kafkajs gives up on a send after about ten seconds of failed retries,
+   * shorter than a broker restart. Sends are repeated here while the broker
+   * is out of reach, up to publishTimeoutMs; the idempotent producer keeps a
+   * repeated send that had in fact been written from being written twice.
+   */
   async function publish<T>(topic: string, messages: OutgoingMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     const publishedAt = new Date().toISOString();
