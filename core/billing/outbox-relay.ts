@@ -27,7 +27,6 @@ export function startOutboxRelay(deps: {
   /** returns a charge to its payer (billing service); idempotent per charge */
   refund: (charge: Charge) => Promise<boolean>;
   intervalMs?: number;
-  busyIntervalMs?: number;
   batch?: number;
 }): () => Promise<void> {
   const batch = deps.batch ?? 500;
@@ -49,7 +48,7 @@ export function startOutboxRelay(deps: {
   // While charges keep coming the next pass follows soon: on MongoDB the entries wait in an array of the
   // grant document, which every charge rewrites, so a long array made every charge slower (see the README).
   const loop = startRelayLoop({
-    name: 'ledger outbox relay', intervalMs: deps.intervalMs ?? 100, busyIntervalMs: deps.busyIntervalMs ?? BUSY_INTERVAL_MS,
+    name: 'ledger outbox relay', intervalMs: deps.intervalMs ?? 100, busyIntervalMs: BUSY_INTERVAL_MS,
     pass, logger: deps.logger, flushOnStop: true,
   });
   return () => loop.stop();
