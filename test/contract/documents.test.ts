@@ -245,6 +245,39 @@ function documentsContract(adapter: string, open: Open): void {
     t.is((await outboxOf(docs, grant.id)).filter((e) => e.kind === 'charge').length, 37);
   });
 
+  it('charges of one turn on one grant each answer the grant as their own charge left it', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant());
+    const cmds = [100, 7, 55, 1, 30].map((tokens) => chargeOf(grant, tokens));
+    const results = await Promise.all(cmds.map((cmd) => docs.grants.charge(cmd)));
+    t.true(results.every((r) => r.ok));
+    // Some order of the charges explains every answer: each saw the ones before it and its own, no later one.
+    const seen = results.map((r, i) => ({ used: r.grant!.usedTokens, day: r.grant!.dayUsed, week: r.grant!.weekUsed, tokens: cmds[i].tokens })).sort((a, b) => a.used - b.used);
+    let sum = 0;
+    for (const s of seen) {
+      sum += s.tokens;
+      t.deepEqual([s.used, s.day, s.week], [sum, sum, sum]);
+    }
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 193);
+    t.deepEqual((await outboxOf(docs, grant.id)).map((e) => e.id).sort(), cmds.map((c) => c.entry.id).sort());
+  });
+
+  it('charges of one turn that together exceed the grant: each one that still fits lands', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant({ totalTokens: 250 }));
+    const results = await Promise.all([100, 100, 100].map((tokens) => docs.grants.charge(chargeOf(grant, tokens))));
+    t.is(results.filter((r) => r.ok).length, 2);
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 200);
+    t.is((await outboxOf(docs, grant.id)).length, 2);
+  });
+
+  it('the same charge entry twice in one turn is counted once', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant());
+    const cmd = chargeOf(grant, 100);
+    const results = await Promise.all([docs.grants.charge(cmd), docs.grants.charge({ ...cmd })]);
+    t.is(results.filter((r) => r.ok).length, 1);
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 100);
+    t.deepEqual(await outboxOf(docs, grant.id), [cmd.entry]);
+  });
+
   it('the ledger appends once per entry id and reconciles with grant usage', async (docs, t) => {
     const grant = await docs.grants.create(newGrant());
     const charges = Array.from({ length: 5 }, (_, i) => chargeOf(grant, 100 + i));
@@ -370,6 +403,25 @@ if (mongoUrl) {
     const dbName = `contract_docs_${randomUUID().slice(0, 8)}`;
     const docs = await createMongoDocuments(client, dbName);
     return { docs, close: async () => void (await client.db(dbName).dropDatabase()) };
+  });
+
+  test('mongo: the charges of one turn on one grant are one write of the grant document', async (t) => {
+    const watched = new MongoClient(mongoUrl, { monitorCommands: true });
+    const dbName = `contract_docs_${randomUUID().slice(0, 8)}`;
+    t.teardown(async () => {
+      await watched.db(dbName).dropDatabase();
+      await watched.close();
+    });
+    const docs = await createMongoDocuments(watched, dbName);
+    const grant = await docs.grants.create(newGrant());
+    // The first charge of the day opens the grant's day and week windows; the burst is counted in them.
+    t.true((await docs.grants.charge(chargeOf(grant, 10))).ok);
+    let writes = 0;
+    watched.on('commandStarted', (e) => { if (e.commandName === 'findAndModify') writes++; });
+    const results = await Promise.all(Array.from({ length: 20 }, () => docs.grants.charge(chargeOf(grant, 10))));
+    t.true(results.every((r) => r.ok));
+    t.is(writes, 1);
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 210);
   });
 } else {
   console.log('documents contract: MongoDB adapter skipped, MONGODB_URL is not set');

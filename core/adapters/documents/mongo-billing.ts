@@ -7,7 +7,7 @@ import type {
   RefundCommand,
 } from '../../ports/documents.ts';
 import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
-import { readsPerTurn } from '../per-turn.ts';
+import { perTurn, readsPerTurn } from '../per-turn.ts';
 
 /**
  * Grants, outbox and ledger on MongoDB without multi-document transactions
@@ -61,7 +61,7 @@ export function toGrant(doc: Document): Grant {
 }
 
 /** Which cap windows of the grant are the command's own (the others roll over with the charge). */
-interface Windows {
+export interface Windows {
   day: boolean;
   week: boolean;
 }
@@ -74,16 +74,45 @@ function capHolds(capField: string, used: Document | number): Document {
   return { $or: [{ $eq: [{ $ifNull: [capField, null] }, null] }, { $lte: [used, capField] }] };
 }
 
-function chargeFilter(cmd: ChargeCommand, nowMs: number, windows: Windows): Filter<GrantDoc> {
-  const { tokens } = cmd;
+/** What the charge filter asks of the grant, on a grant as read: whether the charge would land on it. */
+export function canPay(grant: Grant, cmd: Pick<ChargeCommand, 'tokens'>, nowMs: number, windows: Windows): boolean {
+  const expiresMs = grant.expiresAt === null ? null : expiresAtMs(grant.expiresAt);
+  const dayUsed = (windows.day ? grant.dayUsed : 0) + cmd.tokens;
+  const weekUsed = (windows.week ? grant.weekUsed : 0) + cmd.tokens;
+  return grant.status === 'active' && (expiresMs === null || expiresMs > nowMs) &&
+    grant.totalTokens - grant.usedTokens >= cmd.tokens &&
+    (grant.dailyCap === null || dayUsed <= grant.dailyCap) && (grant.weeklyCap === null || weekUsed <= grant.weeklyCap);
+}
+
+/**
+ * One conditional write of a grant: the charges in it (one, or several of
+ * the same turn and cap windows) land together or not at all.
+ */
+interface ChargeWrite {
+  grantId: string;
+  dayKey: string;
+  weekKey: string;
+  /** the charges' ledger entries, in the order they are counted */
+  entries: LedgerEntry[];
+  /** their tokens together */
+  tokens: number;
+  /** the latest of the charges' times: a grant unexpired then is unexpired for each */
+  nowMs: number;
+}
+
+const writeOf = (cmd: ChargeCommand, nowMs: number): ChargeWrite =>
+  ({ grantId: cmd.grantId, dayKey: cmd.dayKey, weekKey: cmd.weekKey, entries: [chargeEntry(cmd)], tokens: cmd.tokens, nowMs });
+
+function chargeFilter(write: ChargeWrite, windows: Windows): Filter<GrantDoc> {
+  const { tokens } = write;
   return {
-    _id: cmd.grantId,
+    _id: write.grantId,
     status: 'active',
-    $or: [{ expiresAtMs: null }, { expiresAtMs: { $gt: nowMs } }],
+    $or: [{ expiresAtMs: null }, { expiresAtMs: { $gt: write.nowMs } }],
     // a retried entry id must not be counted twice
-    'outbox.id': { $ne: cmd.entry.id },
-    dayKey: windows.day ? cmd.dayKey : { $ne: cmd.dayKey },
-    weekKey: windows.week ? cmd.weekKey : { $ne: cmd.weekKey },
+    'outbox.id': write.entries.length === 1 ? { $ne: write.entries[0].id } : { $nin: write.entries.map((e) => e.id) },
+    dayKey: windows.day ? write.dayKey : { $ne: write.dayKey },
+    weekKey: windows.week ? write.weekKey : { $ne: write.weekKey },
     $expr: {
       $and: [
         { $gte: [{ $subtract: ['$totalTokens', '$usedTokens'] }, tokens] },
@@ -94,18 +123,43 @@ function chargeFilter(cmd: ChargeCommand, nowMs: number, windows: Windows): Filt
   };
 }
 
-function chargeUpdate(cmd: ChargeCommand, windows: Windows): Document {
-  const { tokens } = cmd;
+function chargeUpdate(write: ChargeWrite, windows: Windows): Document {
+  const { tokens } = write;
   const inc: Document = { usedTokens: tokens };
   const set: Document = {};
   if (windows.day) inc.dayUsed = tokens;
-  else Object.assign(set, { dayKey: cmd.dayKey, dayUsed: tokens });
+  else Object.assign(set, { dayKey: write.dayKey, dayUsed: tokens });
   if (windows.week) inc.weekUsed = tokens;
-  else Object.assign(set, { weekKey: cmd.weekKey, weekUsed: tokens });
-  const update: Document = { $inc: inc, $push: { outbox: { ...chargeEntry(cmd), queuedAt: new Date() } } };
+  else Object.assign(set, { weekKey: write.weekKey, weekUsed: tokens });
+  const queuedAt = new Date();
+  const items = write.entries.map((entry) => ({ ...entry, queuedAt }));
+  const update: Document = { $inc: inc, $push: { outbox: items.length === 1 ? items[0] : { $each: items } } };
   if (Object.keys(set).length > 0) update.$set = set;
   return update;
 }
+
+/**
+ * The grant as each charge of a write that landed left it: the write's
+ * result less what the charges counted after it added (all of them counted
+ * in the grant's current windows).
+ */
+export function grantsAfterEach(after: Grant, write: Pick<ChargeWrite, 'entries'>): Grant[] {
+  let later = 0;
+  const grants: Grant[] = [];
+  for (let i = write.entries.length - 1; i >= 0; i--) {
+    grants[i] = { ...after, usedTokens: after.usedTokens - later, dayUsed: after.dayUsed - later, weekUsed: after.weekUsed - later, engines: [...after.engines] };
+    later += write.entries[i].tokens;
+  }
+  return grants;
+}
+
+/** What a charge's try with the other charges of its turn came to. */
+type TurnCharge =
+  | { landed: Grant }
+  /** the write failed: whether it landed is unknown, as with a charge's own write */
+  | { failed: unknown }
+  /** `alone`: it was the only one, so its own first plan has been tried */
+  | { landed: null; alone: boolean };
 
 /** The charge's size from the grant's outbox while it is still queued there. */
 function queuedChargeTokens(doc: Pick<GrantDoc, 'outbox'>, chargeId: string): number | null {
@@ -176,6 +230,52 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     for (const grant of await list({ accountId: { $in: accountIds }, status: 'active' })) byAccount.get(grant.accountId)?.push(grant);
     return byAccount;
   });
+  const chargeOnce = async (write: ChargeWrite, windows: Windows): Promise<Grant | null> => {
+    const after = await grants.findOneAndUpdate(chargeFilter(write, windows), chargeUpdate(write, windows), {
+      returnDocument: 'after',
+      projection: GRANT_PROJECTION,
+    });
+    return after ? toGrant(after) : null;
+  };
+  /*
+   * Every charge rewrites its grant's document, outbox included, so a burst
+   * of requests on one account would queue on that document. The charges of
+   * one turn on one grant, in its current cap windows, go as ONE conditional
+   * write of their sum: it lands whole or not at all, and when it does not,
+   * each charge tries alone, so none is refused because of the others.
+   */
+  const chargeInTurn = perTurn<{ cmd: ChargeCommand; nowMs: number }, TurnCharge>(async (calls) => {
+    const groups = new Map<string, Array<{ cmd: ChargeCommand; nowMs: number; at: number }>>();
+    calls.forEach(({ cmd, nowMs }, at) => {
+      const key = `${cmd.grantId}\u0000${cmd.dayKey}\u0000${cmd.weekKey}`;
+      const group = groups.get(key);
+      // The same entry twice (a retry) is left to try alone: its id may be counted once only.
+      if (group?.some((c) => c.cmd.entry.id === cmd.entry.id)) groups.set(`${key}\u0000${at}`, [{ cmd, nowMs, at }]);
+      else if (group) group.push({ cmd, nowMs, at });
+      else groups.set(key, [{ cmd, nowMs, at }]);
+    });
+    const answers: TurnCharge[] = [];
+    await Promise.all([...groups.values()].map(async (group) => {
+      const [first] = group;
+      const write: ChargeWrite = {
+        ...writeOf(first.cmd, first.nowMs),
+        entries: group.map((c) => chargeEntry(c.cmd)),
+        tokens: group.reduce((sum, c) => sum + c.cmd.tokens, 0),
+        nowMs: Math.max(...group.map((c) => c.nowMs)),
+      };
+      let answer: (i: number) => TurnCharge;
+      try {
+        const after = await chargeOnce(write, { day: true, week: true });
+        const each = after ? grantsAfterEach(after, write) : null;
+        answer = (i) => (each ? { landed: each[i] } : { landed: null, alone: group.length === 1 });
+      } catch (failed) {
+        // Only this group's charges fail: another grant's write may have landed.
+        answer = () => ({ failed });
+      }
+      group.forEach((c, i) => (answers[c.at] = answer(i)));
+    }));
+    return answers;
+  });
   return {
     async create(grant) {
       const { id, ...rest } = grant;
@@ -200,19 +300,25 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     },
     async charge(cmd) {
       const nowMs = checkCharge(cmd);
-      // Most charges land in the grant's current windows: plan for that first, read only when it missed.
+      // Most charges land in the grant's current windows: planned for that, with the turn's other charges of the grant.
+      const together = await chargeInTurn({ cmd, nowMs });
+      if ('failed' in together) throw together.failed;
+      if (together.landed) return { ok: true, grant: together.landed };
       let windows: Windows = { day: true, week: true };
+      // A group that missed says nothing of each charge in it: each tries alone, from the same plan.
+      let planTried = together.alone;
       for (let plan = 0; plan < MAX_PLANS; plan++) {
-        const after = await grants.findOneAndUpdate(chargeFilter(cmd, nowMs, windows), chargeUpdate(cmd, windows), {
-          returnDocument: 'after',
-          projection: GRANT_PROJECTION,
-        });
-        if (after) return { ok: true, grant: toGrant(after) };
+        if (!planTried) {
+          const after = await chargeOnce(writeOf(cmd, nowMs), windows);
+          if (after) return { ok: true, grant: after };
+        }
+        planTried = false;
         const fresh = await read(cmd.grantId);
         if (!fresh) return { ok: false, grant: null };
         const now = windowsOf(fresh, cmd);
-        // The plan matched the grant's windows, so a condition refused it: the grant cannot pay.
-        if (now.day === windows.day && now.week === windows.week) return { ok: false, grant: fresh };
+        // The plan matches the grant as read, and the grant as read cannot pay: refused. (A grant that can pay
+        // as read was changed between the write and the read, e.g. another charge opened the day's window.)
+        if (now.day === windows.day && now.week === windows.week && !canPay(fresh, cmd, nowMs, now)) return { ok: false, grant: fresh };
         windows = now;
       }
       return { ok: false, grant: await read(cmd.grantId) };
