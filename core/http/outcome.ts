@@ -30,9 +30,15 @@ export function newOutcome(route: string, tracked: boolean): OutcomeAnnotation {
   };
 }
 
+/** nginx's status for a request the client abandoned before the answer: not a refusal, not our failure. */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 export function resultOf(status: number, o: OutcomeAnnotation): OutcomeEvent['result'] {
   if (status >= 500 || o.failedAfterResponse) return 'error';
-  if (status >= 400) return 'denied';
+  // A client that left before the answer, after its work was accepted and paid for (a queued job), got that work:
+  // the event says what was done, with the 499 beside it. Nothing kept, nothing done: a denial like any other.
+  const keptCharge = status === CLIENT_CLOSED_REQUEST && o.tokensCharged > o.tokensRefunded;
+  if (status >= 400 && !keptCharge) return 'denied';
   if (o.cacheHit) return 'cache_hit';
   if (o.queued) return 'queued';
   return 'ok';

@@ -12,7 +12,7 @@ import { ApiError } from '../errors.ts';
 import { readPresentedKey, type KeyAuthenticator } from './auth.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { sendError, toApiError } from './envelopes.ts';
-import { buildOutcomeEvent, newOutcome } from './outcome.ts';
+import { buildOutcomeEvent, CLIENT_CLOSED_REQUEST, newOutcome } from './outcome.ts';
 import { validate } from './validate.ts';
 import { TOPICS } from '../ports/bus.ts';
 import type { Drain } from './drain.ts';
@@ -21,8 +21,6 @@ import { holdUserStream } from './edge/user-streams.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
-/** nginx's status for a request the client abandoned before the answer: not a refusal, not our failure. */
-export const CLIENT_CLOSED_REQUEST = 499;
 
 /** What core's request phases use. */
 export interface PipelineServices {
@@ -119,49 +117,62 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     state.billing = requestBilling(ctx, services);
     let errorCode: string | null = null;
 
+    // The log phase runs once the response has ended AND the route's own work is done: a client that
+    // resets mid-request must not publish an outcome before the handler has charged or refused it.
+    let handled!: () => void;
+    const handlerDone = new Promise<void>((resolve) => (handled = resolve));
     onResponseEnd(ctx.res, () => {
-      const publication = recordOutcome(ctx, services, def, durations, errorCode);
-      if (publication) drain.hold(publication);
+      const publication = handlerDone.then(() => recordOutcome(ctx, services, def, durations, errorCode));
+      drain.hold(publication);
     });
 
-    if (streamEdge && !(await streamEdge(ctx as unknown as Koa.Context))) {
-      outcome.skip = true;
-      return;
-    }
     try {
-      if (def.auth !== 'none') {
-        const key = readPresentedKey(ctx.headers, def.extraKeyHeader);
-        if (key) state.auth = await services.keys.authenticate(key);
-        else if (def.auth === 'required') throw new ApiError(401, 'Missing API key. Send Authorization: Bearer <API_KEY> or X-API-Key: <API_KEY>.');
+      await handle();
+    } finally {
+      handled();
+    }
+
+    // Core's phases and the handler; any refusal goes out in the route's own envelope.
+    async function handle(): Promise<void> {
+      if (streamEdge && !(await streamEdge(ctx as unknown as Koa.Context))) {
+        outcome.skip = true;
+        return;
       }
-      if (state.auth && (rateLimit !== null || perMinute)) {
-        try {
-          const bucket = rateLimit !== null ? `rate:${def.rateClass}` : `op:${def.name}`;
-          const limited = await enforceRateLimit(services.counters.rateLimiter, bucket, state.auth.keyId, rateLimit ?? perMinute!);
-          for (const [name, value] of Object.entries(limited.headers)) ctx.set(name, value);
-        } catch (err) {
-          outcome.skip = true;
-          throw err;
+      try {
+        if (def.auth !== 'none') {
+          const key = readPresentedKey(ctx.headers, def.extraKeyHeader);
+          if (key) state.auth = await services.keys.authenticate(key);
+          else if (def.auth === 'required') throw new ApiError(401, 'Missing API key. Send Authorization: Bearer <API_KEY> or X-API-Key: <API_KEY>.');
         }
+        if (state.auth && (rateLimit !== null || perMinute)) {
+          try {
+            const bucket = rateLimit !== null ? `rate:${def.rateClass}` : `op:${def.name}`;
+            const limited = await enforceRateLimit(services.counters.rateLimiter, bucket, state.auth.keyId, rateLimit ?? perMinute!);
+            for (const [name, value] of Object.entries(limited.headers)) ctx.set(name, value);
+          } catch (err) {
+            outcome.skip = true;
+            throw err;
+          }
+        }
+        if (def.stream && state.auth?.userId) {
+          const held = await holdUserStream(services.counters.slots, state.auth.userId, services.config.limits.streamsPerUser);
+          onResponseEnd(ctx.res, () => void held.release().catch((err: unknown) => services.logger.warn('a user stream slot was not released; it expires', { err: err as Error })));
+        }
+        if (parse) {
+          if (def.body !== 'multipart') requireJsonContentType(ctx);
+          await parse(ctx as unknown as Koa.Context, async () => {}).catch((err: unknown) => {
+            throw bodyReadRefusal(err, ctx.req);
+          });
+        }
+        await def.handler(ctx, validatedInput(def, ctx));
+      } catch (err) {
+        const apiError = toApiError(err, services.logger);
+        errorCode = apiError.fields.usageCode ?? null;
+        if (outcome.tokensCharged > 0 && apiError.status >= 500 && outcome.tokensRefunded === 0) {
+          services.logger.error('route failed after charging without refunding', { route: def.name, requestId: state.requestId });
+        }
+        sendError(ctx as unknown as Koa.Context, apiError, envelope, state.requestId);
       }
-      if (def.stream && state.auth?.userId) {
-        const held = await holdUserStream(services.counters.slots, state.auth.userId, services.config.limits.streamsPerUser);
-        onResponseEnd(ctx.res, () => void held.release().catch((err: unknown) => services.logger.warn('a user stream slot was not released; it expires', { err: err as Error })));
-      }
-      if (parse) {
-        if (def.body !== 'multipart') requireJsonContentType(ctx);
-        await parse(ctx as unknown as Koa.Context, async () => {}).catch((err: unknown) => {
-          throw bodyReadRefusal(err, ctx.req);
-        });
-      }
-      await def.handler(ctx, validatedInput(def, ctx));
-    } catch (err) {
-      const apiError = toApiError(err, services.logger);
-      errorCode = apiError.fields.usageCode ?? null;
-      if (outcome.tokensCharged > 0 && apiError.status >= 500 && outcome.tokensRefunded === 0) {
-        services.logger.error('route failed after charging without refunding', { route: def.name, requestId: state.requestId });
-      }
-      sendError(ctx as unknown as Koa.Context, apiError, envelope, state.requestId);
     }
   };
 }

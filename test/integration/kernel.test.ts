@@ -90,6 +90,29 @@ test('an upload the client aborts is recorded as http_499 in usage, not as a 404
   t.like(usage.byErrorCode[0], { errorCode: 'http_499', statusCode: 499 });
 });
 
+test('a client that leaves right after sending a whole POST /tts: its charge is in usage, as in the ledger', async (t) => {
+  const acct = await p.bootstrap();
+  const port = Number(new URL(p.url).port);
+  const body = JSON.stringify({ text: 'Xin chào, khách hàng này đã rời đi trước khi nhận được câu trả lời.' });
+  await new Promise<void>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`POST /api/v1/tts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => {
+        // A reset, not a FIN: the server sees the client gone while the request is being handled.
+        socket.resetAndDestroy();
+        resolve();
+      });
+    });
+  });
+  const usage = await waitFor(async () => {
+    const u = await (await p.api('/usage', { key: acct.apiKey })).json();
+    return u.totals.requests > 0 ? u : null;
+  }, { what: 'the request in usage' });
+  const balance = await (await p.api('/balance', { key: acct.apiKey })).json();
+  // The handler went on and accepted the job: usage says what the ledger says, and that the job was queued.
+  t.true(balance.plan.usedTokens > 0);
+  t.like(usage.totals, { requests: 1, queued: 1, denied: 0, tokenCost: balance.plan.usedTokens });
+});
+
 const ADMIN = 'kernel-test-admin-token-1234';
 function opsUrl(child: ChildPlatform): string {
   const port = /"ops":(\d+)/.exec(child.output())?.[1];
