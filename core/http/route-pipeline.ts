@@ -119,17 +119,23 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
 
     // The log phase runs once the response has ended AND the route's own work is done: a client that
     // resets mid-request must not publish an outcome before the handler has charged or refused it.
-    let handled!: () => void;
-    const handlerDone = new Promise<void>((resolve) => (handled = resolve));
+    let handlerFinished = false;
+    const waiting: { resume?: () => void } = {};
+    const record = () => {
+      const publication = recordOutcome(ctx, services, def, durations, errorCode);
+      if (publication) drain.hold(publication);
+    };
     onResponseEnd(ctx.res, () => {
-      const publication = handlerDone.then(() => recordOutcome(ctx, services, def, durations, errorCode));
-      drain.hold(publication);
+      if (handlerFinished) return record();
+      // The client left first: shutdown waits for the handler too.
+      drain.hold(new Promise<void>((resolve) => (waiting.resume = resolve)).then(record));
     });
 
     try {
       await handle();
     } finally {
-      handled();
+      handlerFinished = true;
+      waiting.resume?.();
     }
 
     // Core's phases and the handler; any refusal goes out in the route's own envelope.
