@@ -21,7 +21,6 @@ import { holdUserStream } from './edge/user-streams.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
-
 /** What core's request phases use. */
 export interface PipelineServices {
   config: Config;

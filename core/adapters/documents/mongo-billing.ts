@@ -256,9 +256,9 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     });
     const answers: TurnCharge[] = [];
     await Promise.all([...groups.values()].map(async (group) => {
-      const [first] = group;
+      const { grantId, dayKey, weekKey } = group[0].cmd;
       const write: ChargeWrite = {
-        ...writeOf(first.cmd, first.nowMs),
+        grantId, dayKey, weekKey,
         entries: group.map((c) => chargeEntry(c.cmd)),
         tokens: group.reduce((sum, c) => sum + c.cmd.tokens, 0),
         nowMs: Math.max(...group.map((c) => c.nowMs)),
