@@ -45,6 +45,20 @@ export interface GroupCommit {
 
 const groupCommits = new WeakMap<EmbeddedDb, GroupCommit>();
 
+export interface GroupCommitOptions {
+  /** how long a batch that could not begin is tried again before its writes fail (ms) */
+  lockedRetryForMs?: number;
+}
+
+const LOCKED_RETRY_FOR_MS = 60_000;
+const LOCKED_RETRY_EVERY_MS = 10;
+
+/** SQLITE_BUSY and its extended codes: the lock was held by another connection. */
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 /**
  * Group commit for the embedded file. Every commit costs a WAL write (and
  * periodically a checkpoint); under load the accept path would spend most of
@@ -54,19 +68,33 @@ const groupCommits = new WeakMap<EmbeddedDb, GroupCommit>();
  * A `work` must be one statement or a `db.transaction` function (which nests
  * as a savepoint): either way a failing write rolls back alone and the others
  * in the batch still commit.
+ *
+ * A batch whose transaction cannot begin because another connection holds
+ * the file's write lock past `busy_timeout` (a checkpoint, the admin CLI, a
+ * backup) has run none of its writes: it waits, first in line, and is tried
+ * again every few milliseconds (without SQLite's busy wait, which would hold
+ * the event loop), for up to
+ * `lockedRetryForMs`; only then do its writes fail. Failing them at once
+ * turned a lock held a little too long into 500s and lost outcome events.
  */
-export function groupCommit(db: EmbeddedDb): GroupCommit {
+export function groupCommit(db: EmbeddedDb, options: GroupCommitOptions = {}): GroupCommit {
   const existing = groupCommits.get(db);
   if (existing) return existing;
   type Item = { work: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  const retryForMs = options.lockedRetryForMs ?? LOCKED_RETRY_FOR_MS;
   let queue: Item[] = [];
   let scheduled = false;
+  /** when the batch now waiting first failed to begin; null while none waits */
+  let lockedSince: number | null = null;
 
   const flush = () => {
     scheduled = false;
     const batch = queue;
     queue = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    // A batch tried again does not wait on the lock inside SQLite (that would hold the event loop): the timer waits instead.
+    const busyTimeout = lockedSince === null || !db.open ? null : (db.pragma('busy_timeout', { simple: true }) as number);
+    if (busyTimeout !== null) db.pragma('busy_timeout = 0');
     try {
       db.transaction(() => {
         for (const item of batch) {
@@ -78,9 +106,23 @@ export function groupCommit(db: EmbeddedDb): GroupCommit {
         }
       }).immediate();
     } catch (error) {
+      // No outcome: BEGIN itself failed, so nothing ran and the batch can simply wait its turn again.
+      if (outcomes.length === 0 && isBusyError(error) && db.open) {
+        lockedSince ??= Date.now();
+        if (Date.now() - lockedSince < retryForMs) {
+          queue = batch.concat(queue);
+          scheduled = true;
+          setTimeout(flush, LOCKED_RETRY_EVERY_MS);
+          return;
+        }
+      }
+      lockedSince = null;
       for (const item of batch) item.reject(error);
       return;
+    } finally {
+      if (busyTimeout !== null && db.open) db.pragma(`busy_timeout = ${busyTimeout}`);
     }
+    lockedSince = null;
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) item.resolve(outcome.value);
