@@ -15,6 +15,7 @@ import type { Metrics } from '../core/metrics.ts';
 import type { Lifecycle } from '../core/services.ts';
 import { jobEventId, type JobEvent, type JobFailedEvent } from '../core/ports/job-events.ts';
 import { renderJobToBlob, classifyRenderError } from './render.ts';
+import { pauseUnlessAborted } from '../core/speechkit/abort.ts';
 
 /**
  * The inference consumer group: takes `tts.jobs`, renders with the engine
@@ -71,10 +72,7 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
   for (const status of ['completed', 'failed']) metrics.jobsFinished.inc({ status }, 0);
   // Fires shortly before the shutdown deadline: renders still running give their job back.
   const handBack = new AbortController();
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    handBack.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-  });
+  const pause = (ms: number) => pauseUnlessAborted(ms, handBack.signal);
 
   const publish = (event: JobEvent) => bus.publish(TOPICS.jobEvents, [{ id: event.eventId, key: event.jobId, value: event }]);
 

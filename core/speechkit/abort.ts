@@ -53,6 +53,25 @@ export function linkedController(...signals: Array<AbortSignal | undefined>): Ab
   return controller;
 }
 
+/**
+ * Waits `ms`, or until the signal fires if that comes first; never rejects.
+ * Its listener comes off the signal either way: a signal that lives as long
+ * as the process (a worker's shutdown signal) would otherwise keep one
+ * listener, and its timer, for every wait ever made.
+ */
+export function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** Rejects with AbortError as soon as the signal fires, whatever the promise is doing. */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(abortError(signal));
