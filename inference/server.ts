@@ -10,6 +10,7 @@ import type { SpeechEngine } from '../core/ports/engine.ts';
 import { EngineUnavailableError } from '../core/ports/engine.ts';
 import { isAbortError } from '../core/speechkit/abort.ts';
 import { HEALTH_PATH, SYNTHESIZE_PATH, parseWireRequest } from './engines/wire.ts';
+import { closeWhenConnectionDrops } from '../core/http/queued-response.ts';
 
 /** Resolves true when the request was one of ours and has been answered. */
 export type InferenceHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -94,6 +95,8 @@ export function createInferenceHandler(engine: SpeechEngine, options: InferenceH
   return async (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== SYNTHESIZE_PATH && path !== HEALTH_PATH) return false;
+    // A pipelined request's response whose connection drops must still close, or its engine runs on.
+    closeWhenConnectionDrops(req, res);
     try {
       if (path === HEALTH_PATH) {
         if (req.method !== 'GET') throw new HttpFailure(405, 'use GET');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Subscription } from '../core/ports/bus.ts';
 import { TOPICS } from '../core/ports/bus.ts';
@@ -72,6 +73,8 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
   for (const status of ['completed', 'failed']) metrics.jobsFinished.inc({ status }, 0);
   // Fires shortly before the shutdown deadline: renders still running give their job back.
   const handBack = new AbortController();
+  // Each render in flight links to it until it ends (INFERENCE_CONCURRENCY of them, up to 64): not a leak.
+  setMaxListeners(0, handBack.signal);
   const pause = (ms: number) => pauseUnlessAborted(ms, handBack.signal);
 
   const publish = (event: JobEvent) => bus.publish(TOPICS.jobEvents, [{ id: event.eventId, key: event.jobId, value: event }]);

@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 import type { Drain } from './drain.ts';
 import { clientAddress, trustedProxies } from './edge/client-address.ts';
 import { edgeGate, edgeMiddleware } from './edge/edge-limits.ts';
+import { closeWhenConnectionDrops } from './queued-response.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -102,6 +103,7 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
     if (drain.draining) ctx.set('Connection', 'close');
     const done = drain.begin();
     ctx.res.once('close', done);
+    closeWhenConnectionDrops(ctx.req, ctx.res);
     try {
       await next();
       // A mount that wrote the response itself (ctx.respond = false) has answered, whatever its status.

@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * In-flight work of the API listener, so shutdown can wait for it: a request
  * counts from its arrival until its response has ended and its outcome event
@@ -9,6 +11,11 @@ export class Drain {
   private readonly held = new Set<Promise<unknown>>();
   private readonly waiters: Array<() => void> = [];
   private readonly stopper = new AbortController();
+
+  constructor() {
+    // Every open stream and synthesis listens for the deadline until it ends: more than ten is the normal case under load, not a leak.
+    setMaxListeners(0, this.stopper.signal);
+  }
   /** true once shutdown began: responses ask the client to close the connection */
   draining = false;
 
