@@ -38,6 +38,8 @@ export interface BackboneOptions {
 
 async function redisAnswers(url: string): Promise<string | null> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000, retryStrategy: () => null });
+  // A refused probe is an answer (null), not an "Unhandled error event" printed by ioredis.
+  redis.on('error', () => undefined);
   try {
     await redis.connect();
     const info = await redis.info('server');
