@@ -146,7 +146,10 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
       create: () => openAnalytics(config, embeddedDb),
       close: (analytics) => analytics.close(),
     }),
-    createServiceFactory({ ref: coreServices.counters, deps: none, create: () => openCounters(config), close: (counters) => counters.close() }),
+    createServiceFactory({
+      ref: coreServices.counters, deps: { logger: coreServices.logger },
+      create: ({ logger }) => openCounters(config, logger), close: (counters) => counters.close(),
+    }),
     createServiceFactory({
       ref: coreServices.billing, deps: { documents: coreServices.documents, metrics: coreServices.metrics },
       create: ({ documents, metrics }) => billingFor(config, documents, metrics),
@@ -202,11 +205,13 @@ async function openAnalytics(config: Config, embeddedDb: () => EmbeddedDb): Prom
   return createSqliteAnalytics(embeddedDb());
 }
 
-async function openCounters(config: Config): Promise<Counters> {
+async function openCounters(config: Config, logger: Logger): Promise<Counters> {
   if (config.redisUrl) {
     const { Redis } = await import('ioredis');
-    const { createRedisCounters, REDIS_CLIENT_OPTIONS } = await import('../adapters/counters/redis.ts');
-    return createRedisCounters(new Redis(config.redisUrl, REDIS_CLIENT_OPTIONS));
+    const { createRedisCounters, REDIS_CLIENT_OPTIONS, reportRedisErrors } = await import('../adapters/counters/redis.ts');
+    const redis = new Redis(config.redisUrl, REDIS_CLIENT_OPTIONS);
+    reportRedisErrors(redis, logger);
+    return createRedisCounters(redis);
   }
   const { createMemoryCounters } = await import('../adapters/counters/memory.ts');
   return createMemoryCounters();

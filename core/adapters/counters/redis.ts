@@ -3,6 +3,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Counters, IdempotencyRecord, IdempotencyStore, SlotPool } from '../../ports/counters.ts';
 import { createCachedRateLimiter } from './rate-limits.ts';
+import type { Logger } from '../../logger.ts';
 
 /**
  * Production counters on Redis (ioredis + rate-limiter-flexible), shared by
@@ -67,6 +68,37 @@ function ttlMs(ttlSeconds: number): number {
  * Redis from about 10,100 to 12,600 req/s on a 6-second autocannon loop.
  */
 export const REDIS_CLIENT_OPTIONS: RedisOptions = { maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true };
+
+/** At most one warning per this many ms while Redis cannot be reached. */
+const ERROR_REPORT_EVERY_MS = 10_000;
+
+/**
+ * Connection errors as structured warnings. ioredis reconnects by itself, but
+ * a client with no 'error' listener prints "[ioredis] Unhandled error event"
+ * to stderr on every attempt: a Redis outage flooded the log with unstructured
+ * lines. Here: one warning when it starts, then one every 10 s with the count,
+ * and one line when the connection is back.
+ */
+export function reportRedisErrors(redis: Redis, logger: Pick<Logger, 'warn' | 'info'>, everyMs = ERROR_REPORT_EVERY_MS): void {
+  let failing = false;
+  let unreported = 0;
+  let lastReport = 0;
+  redis.on('error', (err: Error) => {
+    unreported++;
+    const now = Date.now();
+    if (failing && now - lastReport < everyMs) return;
+    logger.warn(failing ? 'Redis still unreachable; reconnecting' : 'Redis unreachable; reconnecting', { errors: unreported, err });
+    failing = true;
+    unreported = 0;
+    lastReport = now;
+  });
+  redis.on('ready', () => {
+    if (!failing) return;
+    failing = false;
+    unreported = 0;
+    logger.info('Redis reachable again');
+  });
+}
 
 export function createRedisCounters(redis: Redis, prefix = 'counters:'): Counters {
   return {
