@@ -14,11 +14,19 @@ export function backoffMs(base: number, attempt: number): number {
   return Math.min(MAX_BACKOFF_MS, base * 2 ** (attempt - 1));
 }
 
-/** Reports each failed delivery as one structured log line (the platform passes its own logger). */
+/** Message ids named in one log line; a batch can hold tens of thousands. */
+export const LOGGED_IDS = 5;
+
+/**
+ * Reports each failed delivery as one structured log line (the platform
+ * passes its own logger): how many messages, and the first few ids. Every id
+ * of a 40,000-message batch made one line of about 1.6 MB.
+ */
 export function loggerReporter(adapter: string, logger: Logger = createLogger('info')): BusErrorReporter {
   return (error, { topic, group, ids, attempt }) => {
     logger.warn('bus delivery failed; it will be retried or dead-lettered', {
-      adapter, topic, group, attempt, messages: ids, err: error instanceof Error ? error : new Error(String(error)),
+      adapter, topic, group, attempt, count: ids.length, messages: ids.slice(0, LOGGED_IDS),
+      err: error instanceof Error ? error : new Error(String(error)),
     });
   };
 }
