@@ -73,9 +73,9 @@ export function isBusyError(error: unknown): boolean {
  * the file's write lock past `busy_timeout` (a checkpoint, the admin CLI, a
  * backup) has run none of its writes: it waits, first in line, and is tried
  * again every few milliseconds (without SQLite's busy wait, which would hold
- * the event loop), for up to
- * `lockedRetryForMs`; only then do its writes fail. Failing them at once
- * turned a lock held a little too long into 500s and lost outcome events.
+ * the event loop), for up to `lockedRetryForMs`; only then do its writes
+ * fail. Failing them at once turned a lock held a little too long into 500s
+ * and lost outcome events.
  */
 export function groupCommit(db: EmbeddedDb, options: GroupCommitOptions = {}): GroupCommit {
   const existing = groupCommits.get(db);

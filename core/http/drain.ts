@@ -11,13 +11,13 @@ export class Drain {
   private readonly held = new Set<Promise<unknown>>();
   private readonly waiters: Array<() => void> = [];
   private readonly stopper = new AbortController();
+  /** true once shutdown began: responses ask the client to close the connection */
+  draining = false;
 
   constructor() {
     // Every open stream and synthesis listens for the deadline until it ends: more than ten is the normal case under load, not a leak.
     setMaxListeners(0, this.stopper.signal);
   }
-  /** true once shutdown began: responses ask the client to close the connection */
-  draining = false;
 
   get stopping(): AbortSignal {
     return this.stopper.signal;
