@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
- * Closes a response that waits its turn on a connection that has gone.
+ * Closes the responses that wait their turn on a connection that has gone.
  *
  * A client may send its next request before the answer to the previous one
  * has ended (HTTP/1.1 pipelining, which load generators and some proxies
@@ -13,24 +14,32 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * until shutdown, holding the engine, the synthesis slot and the settlement
  * of the money.
  *
- * So when the request's connection closes while its response has no socket
- * and has not finished, the response is closed here as Node closes the
- * others: destroyed, then 'close'. A response that holds the socket, or has
- * finished, gets its 'close' from Node, and is left alone.
+ * So when a connection closes, each of its responses that has no socket and
+ * has not finished is closed here as Node closes the others: destroyed, then
+ * 'close'. A response that holds the socket, or has finished, gets its
+ * 'close' from Node, and is left alone. One listener per connection, however
+ * deep the pipeline.
  */
+const openResponses = new WeakMap<Socket, Set<ServerResponse>>();
+
 export function closeWhenConnectionDrops(req: IncomingMessage, res: ServerResponse): void {
   const connection = req.socket;
   if (!connection) return;
-  let closed = false;
-  const onConnectionClose = () => {
-    if (closed || res.socket || res.writableFinished) return;
-    closed = true;
-    res.destroy();
-    res.emit('close');
-  };
-  res.once('close', () => {
-    closed = true;
-    connection.off('close', onConnectionClose);
-  });
-  connection.once('close', onConnectionClose);
+  let open = openResponses.get(connection);
+  if (!open) {
+    const responses = new Set<ServerResponse>();
+    openResponses.set(connection, responses);
+    connection.once('close', () => {
+      for (const queued of responses) {
+        if (queued.socket || queued.writableFinished) continue;
+        queued.destroy();
+        queued.emit('close');
+      }
+      responses.clear();
+    });
+    open = responses;
+  }
+  const responses = open;
+  responses.add(res);
+  res.once('close', () => responses.delete(res));
 }

@@ -26,30 +26,40 @@ async function pipelineThenDrop(port: number, requests: string[], dropAfterMs: n
   socket.destroy();
 }
 
-test('a response queued behind another closes when the connection drops, as the one that held the socket does', async (t) => {
+test('responses queued behind another close when the connection drops, as the one that held the socket does, however deep the pipeline', async (t) => {
+  const queued = Array.from({ length: 12 }, (_, i) => `/next${i}`);
   const closed: Record<string, boolean> = {};
-  const bothClosed = new Promise<void>((resolve) => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => void warnings.push(w.message);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  let closeListeners = 0;
+  const allClosed = new Promise<void>((resolve) => {
     const server = http.createServer((req, res) => {
       closeWhenConnectionDrops(req, res);
+      closeListeners = Math.max(closeListeners, req.socket.listenerCount('close'));
       res.once('close', () => {
         closed[req.url!] = res.destroyed;
-        if (Object.keys(closed).length === 2) {
+        if (Object.keys(closed).length === 1 + queued.length) {
           server.close();
           resolve();
         }
       });
-      // The first answer streams for a while; the second is complete at once but waits behind it.
+      // The first answer streams for a while; the others are complete at once but wait behind it.
       if (req.url === '/slow') res.write('part');
       else res.end('queued answer');
     });
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
-      void pipelineThenDrop(port, ['GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /next HTTP/1.1\r\nHost: x\r\n\r\n'], 100);
+      const requests = ['/slow', ...queued].map((url) => `GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      void pipelineThenDrop(port, requests, 100);
     });
   });
   const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5_000).unref());
-  t.not(await Promise.race([bothClosed, timeout]), 'timeout', `closed so far: ${JSON.stringify(closed)}`);
-  t.deepEqual(closed, { '/slow': true, '/next': true });
+  t.not(await Promise.race([allClosed, timeout]), 'timeout', `closed so far: ${JSON.stringify(closed)}`);
+  t.deepEqual(closed, Object.fromEntries(['/slow', ...queued].map((url) => [url, true])));
+  t.true(closeListeners <= 5, `the connection carried ${closeListeners} close listeners`);
+  t.deepEqual(warnings, []);
 });
 
 let p: TestPlatform;
