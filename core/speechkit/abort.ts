@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /**
  * One AbortError shape for every engine, whatever the signal's reason, so
  * callers can tell "the client went away" from a failure with one check.
@@ -55,21 +57,12 @@ export function linkedController(...signals: Array<AbortSignal | undefined>): Ab
 
 /**
  * Waits `ms`, or until the signal fires if that comes first; never rejects.
- * Its listener comes off the signal either way: a signal that lives as long
- * as the process (a worker's shutdown signal) would otherwise keep one
- * listener, and its timer, for every wait ever made.
+ * Node's promise timer takes its listener off the signal either way: a
+ * signal that lives as long as the process (a worker's shutdown signal)
+ * would otherwise keep one listener, and its timer, for every wait ever made.
  */
 export function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
+  return delay(ms, undefined, { signal }).then(() => undefined, () => undefined);
 }
 
 /** Rejects with AbortError as soon as the signal fires, whatever the promise is doing. */
