@@ -1,12 +1,14 @@
 import type { Documents, Grant } from '../ports/documents.ts';
 import type { Analytics } from '../ports/analytics.ts';
+import { ROUTES_WITHOUT_USAGE } from './ledger-routes.ts';
 
 /**
  * Ledger reconciliation: every grant's `usedTokens` must equal what its
  * ledger entries add up to (charges minus refunds), and the tokens the ledger
  * charged an account must equal the `tokenCost` usage analytics recorded for
- * it. Shared by the admin CLI (`reconcile-all`) and the scheduled reconciler
- * (pipelines/reconciler).
+ * it (charges no request made, audiobook chapters, have no usage rows and
+ * are left out of that side: ledger-routes.ts). Shared by the admin CLI
+ * (`reconcile-all`) and the scheduled reconciler (pipelines/reconciler).
  *
  * The grant is written first and its ledger entry a moment later (outbox,
  * bus, ledger writer), so a grant charged while it is read shows a difference
@@ -148,7 +150,7 @@ export async function reconcileAll(deps: ReconcileDeps, options: ReconcileOption
       const drift = await grantDrift(documents, grant);
       if (drift.driftTokens !== 0) differing.push(drift);
       if (window) {
-        const { charged } = await documents.ledger.sumByGrant(grant.id, window);
+        const { charged } = await documents.ledger.sumByGrant(grant.id, { ...window, exceptRoutes: ROUTES_WITHOUT_USAGE });
         if (charged > 0) chargedByAccount.set(grant.accountId, (chargedByAccount.get(grant.accountId) ?? 0) + charged);
       }
     });

@@ -103,13 +103,15 @@ export interface OutboxStore {
 export interface LedgerWindow {
   from: string;
   to: string;
+  /** entries of these routes are left out of the sums */
+  exceptRoutes?: readonly string[];
 }
 
 /** The billing ledger written by the ledger writer pipeline. */
 export interface LedgerStore {
   /** idempotent on entry id; returns false when already present */
   append(entry: LedgerEntry): Promise<boolean>;
-  /** sums of the grant's entries; with `window`, only entries with from <= at < to (ISO instants) */
+  /** sums of the grant's entries; with `window`, only entries with from <= at < to (ISO instants) and a route not in its exceptRoutes */
   sumByGrant(grantId: string, window?: LedgerWindow): Promise<{ charged: number; refunded: number; entries: number }>;
   listByGrant(grantId: string): Promise<LedgerEntry[]>;
 }

@@ -309,6 +309,19 @@ function documentsContract(adapter: string, open: Open): void {
     t.deepEqual(await docs.ledger.sumByGrant(grant.id, { from: day.to, to: day.to }), { charged: 0, refunded: 0, entries: 0 });
   });
 
+  it('ledger sums over a window leave out the entries of its exceptRoutes', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant());
+    const request = chargeOf(grant, 100);
+    const chapter = chargeOf(grant, 400);
+    chapter.entry.route = 'audiobook';
+    for (const c of [request, chapter]) t.true(await docs.ledger.append(c.entry));
+    t.true(await docs.ledger.append({ ...refundOf(chapter, 40).entry }));
+    const all = { from: '2000-01-01T00:00:00.000Z', to: '2100-01-01T00:00:00.000Z' };
+    t.deepEqual(await docs.ledger.sumByGrant(grant.id, all), { charged: 500, refunded: 40, entries: 3 });
+    t.deepEqual(await docs.ledger.sumByGrant(grant.id, { ...all, exceptRoutes: ['audiobook'] }), { charged: 100, refunded: 0, entries: 1 });
+    t.deepEqual(await docs.ledger.sumByGrant(grant.id, { ...all, exceptRoutes: [] }), { charged: 500, refunded: 40, entries: 3 });
+  });
+
   it('every grant is walked once, in id order, a page at a time', async (docs, t) => {
     const ids = Array.from({ length: 7 }, (_, i) => `grant_page_${randomUUID()}_${i}`);
     for (const id of ids) await docs.grants.create(newGrant({ id }));

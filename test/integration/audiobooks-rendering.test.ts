@@ -4,6 +4,7 @@ import { coreServices } from '../../core/services.ts';
 import type { PcmChunk, SynthesisRequest } from '../../core/ports/engine.ts';
 import { tapEngine, sleep, type EngineTap } from '../helpers/engine-tap.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { reconcileAll } from '../../core/billing/reconciliation.ts';
 import {
   addChapter, call, chapterPrice, createBook, decodeSamples, ebur128, edgeSilences, getBook, grantUsed, probeTags, prose,
   startAudiobookPlatform, waitForBook, type Segment,
@@ -217,6 +218,31 @@ test.serial('cancel mid-book: the chapter rendering finishes and is billed; chap
   t.is(await grantUsed(p, acct.grantId), prices[0]!, 'nothing more billed');
   t.like(await ledgerOf(acct.grantId, prices[0]!), { balanced: true });
   t.deepEqual((await getBook(p, acct.apiKey, book.id)).chapters.map((c: any) => c.status), ['completed', 'cancelled', 'cancelled']);
+});
+
+test.serial('reconciliation: a book\'s chapter charges, which no request makes and usage never shows, are no usage drift; the requests still match', async (t) => {
+  const acct = await p.bootstrap();
+  const book = await createBook(p, acct.apiKey);
+  const segments: Segment[] = [{ text: prose('Đối soát', 1) }];
+  await addChapter(p, acct.apiKey, book.id, 'Chương một', segments);
+  t.is((await start(acct.apiKey, book.id)).status, 200);
+  t.is((await waitForBook(p, acct.apiKey, book.id, ['completed', 'partial', 'failed'])).status, 'completed');
+  const speech = await p.api('/audio/speech', { method: 'POST', key: acct.apiKey, json: { model: 'tts-1', input: 'Xin chào.' } });
+  t.is(speech.status, 200);
+  await speech.arrayBuffer();
+  const chapter = chapterPrice('Chương một', segments);
+  const used = await grantUsed(p, acct.grantId);
+  t.true(used > chapter, 'the grant paid the chapter and the request');
+  await ledgerOf(acct.grantId, used);
+  const documents = await p.platform.service(coreServices.documents);
+  const analytics = await p.platform.service(coreServices.analytics);
+  const usageCost = async () => (await analytics.usage({ scope: 'account', accountId: acct.accountId, keyId: null, from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 60_000) })).totals.tokenCost;
+  await waitFor(async () => (await usageCost()) === used - chapter, { what: 'usage to show the request, and only it' });
+
+  const report = await reconcileAll({ documents, analytics }, { settleMs: 0, usageWindow: { windowMs: 3_600_000, delayMs: -60_000 } });
+  const mine = report.usage!.drifts.filter((d) => d.accountId === acct.accountId);
+  t.deepEqual(mine, [], 'the chapter is not usage drift');
+  t.false(report.drifts.some((d) => d.grantId === acct.grantId), 'the grant adds up to its ledger, chapter included');
 });
 
 test.serial('a failed chapter is rendered again automatically, at most twice; the third failure ends the book partial; every failed attempt is refunded; a new start redoes only that chapter', async (t) => {

@@ -4,6 +4,7 @@ import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
 import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
 import { reconcileAll } from '../../core/billing/reconciliation.ts';
+import { AUDIOBOOK_CHARGE_ROUTE } from '../../core/billing/ledger-routes.ts';
 import type { Documents, Grant, LedgerEntry } from '../../core/ports/documents.ts';
 import type { Analytics, OutcomeEvent } from '../../core/ports/analytics.ts';
 
@@ -30,12 +31,12 @@ async function grantOf(documents: Documents, accountId = `acc_${randomUUID()}`):
 }
 
 /** Charges the grant (the outbox gets the entry) and, unless told otherwise, writes the entry to the ledger as the ledger writer would. */
-async function charge(documents: Documents, grant: Grant, tokens: number, options: { toLedger?: boolean; at?: string } = {}): Promise<LedgerEntry> {
+async function charge(documents: Documents, grant: Grant, tokens: number, options: { toLedger?: boolean; at?: string; route?: string } = {}): Promise<LedgerEntry> {
   const id = `chg_${randomUUID()}`;
   const at = options.at ?? IN_WINDOW;
   const entry: LedgerEntry = {
     id, kind: 'charge', grantId: grant.id, accountId: grant.accountId, keyId: null, chargeId: id, requestId: `req_${id}`,
-    route: 'tts', tokens, dayKey: '2026-11-21', weekKey: '2026-W47', at,
+    route: options.route ?? 'tts', tokens, dayKey: '2026-11-21', weekKey: '2026-W47', at,
   };
   const result = await documents.grants.charge({ grantId: grant.id, tokens, dayKey: '2026-11-21', weekKey: '2026-W47', now: at, entry });
   if (!result.ok) throw new Error('charge refused');
@@ -126,6 +127,24 @@ test('ledger charges of the window are compared with usage tokenCost per account
   t.is(report.usage!.to, '2026-11-21T11:45:00.000Z');
   t.like(report.usage, { accountsChecked: 2, accountsDrifted: 1, driftTokens: 78 });
   t.deepEqual(report.usage!.drifts, [{ accountId: lost.accountId, ledgerCharged: 195 + 78, usageTokenCost: 195, driftTokens: 78 }]);
+});
+
+test('audiobook chapter charges, which no request makes and usage never shows, are left out of the usage comparison but not of the grant check', async (t) => {
+  const { documents, analytics, close } = setup();
+  t.teardown(close);
+  const grant = await grantOf(documents);
+  const request = await charge(documents, grant, 195);
+  await charge(documents, grant, 4_000, { route: AUDIOBOOK_CHARGE_ROUTE });
+  await (analytics as Analytics).recordOutcomes([outcomeOf(request)]);
+
+  const report = await reconcileAll({ documents, analytics }, { settleMs: 0, clock, usageWindow: { windowMs: 86_400_000, delayMs: 15 * 60_000 } });
+  t.like(report, { grantsChecked: 1, grantsDrifted: 0 });
+  t.like(report.usage, { accountsChecked: 1, accountsDrifted: 0, driftTokens: 0 });
+
+  // The same chapter charge under a request's route would be drift: the comparison still sees every request.
+  await charge(documents, grant, 4_000, { route: 'dialogue' });
+  const again = await reconcileAll({ documents, analytics }, { settleMs: 0, clock, usageWindow: { windowMs: 86_400_000, delayMs: 15 * 60_000 } });
+  t.like(again.usage, { accountsDrifted: 1, driftTokens: 4_000 });
 });
 
 test('a run stops between steps when its signal aborts (shutdown)', async (t) => {

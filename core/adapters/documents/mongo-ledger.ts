@@ -52,6 +52,7 @@ export function createMongoLedger(ledger: Collection<LedgerDoc>): LedgerStore {
     async sumByGrant(grantId, window) {
       // Entry times are ISO 8601 strings of one format, so they compare as strings (index grantId, at).
       const match: Filter<LedgerDoc> = window ? { grantId, at: { $gte: window.from, $lt: window.to } } : { grantId };
+      if (window?.exceptRoutes?.length) match.route = { $nin: [...window.exceptRoutes] };
       const [row] = await ledger
         .aggregate<{ charged: number; refunded: number; entries: number }>([
           { $match: match },

@@ -259,7 +259,8 @@ export function createSqliteLedger(db: EmbeddedDb): LedgerStore {
     SELECT COALESCE(SUM(CASE WHEN kind = 'charge' THEN tokens END), 0) AS charged,
            COALESCE(SUM(CASE WHEN kind = 'refund' THEN tokens END), 0) AS refunded,
            COUNT(*) AS entries
-    FROM ledger WHERE grant_id = @grantId AND at >= @from AND at < @to`);
+    FROM ledger WHERE grant_id = @grantId AND at >= @from AND at < @to
+      AND route NOT IN (SELECT value FROM json_each(@exceptRoutes))`);
   const list = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger WHERE grant_id = ? ORDER BY at, rowid`);
   const writes = groupCommit(db);
   return {
@@ -268,7 +269,9 @@ export function createSqliteLedger(db: EmbeddedDb): LedgerStore {
     },
     async sumByGrant(grantId, window) {
       // Entry times are ISO 8601 strings of one format, so they compare as text; '~' sorts after every digit.
-      return sum.get({ grantId, from: window?.from ?? '', to: window?.to ?? '~' }) as { charged: number; refunded: number; entries: number };
+      return sum.get({ grantId, from: window?.from ?? '', to: window?.to ?? '~', exceptRoutes: JSON.stringify(window?.exceptRoutes ?? []) }) as {
+        charged: number; refunded: number; entries: number;
+      };
     },
     async listByGrant(grantId) {
       return list.all(grantId).map(toEntry);

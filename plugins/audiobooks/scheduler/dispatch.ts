@@ -4,6 +4,7 @@ import type { Publisher } from '../../../core/services.ts';
 import type { Logger } from '../../../core/logger.ts';
 import { TOPICS } from '../../../core/ports/bus.ts';
 import { isRefusal } from '../../../core/errors.ts';
+import { AUDIOBOOK_CHARGE_ROUTE } from '../../../core/billing/ledger-routes.ts';
 import type { AudiobookStore } from '../store/port.ts';
 import { STARTED, type BookRecord, type ChapterRecord } from '../store/records.ts';
 import type { ChapterMessage } from '../render/worker.ts';
@@ -75,7 +76,7 @@ export async function dispatchChapter(deps: DispatchDeps, book: BookRecord, chap
   try {
     charge = await deps.billing.charge({
       payer: { accountId: book.accountId, keyId: fresh.payerKeyId, grantId: fresh.payerGrantId },
-      engine: book.engine, tokens, route: 'audiobook', requestId: chargeRequestId(chapter, attempt),
+      engine: book.engine, tokens, route: AUDIOBOOK_CHARGE_ROUTE, requestId: chargeRequestId(chapter, attempt),
     });
   } catch (err) {
     await putBack('pending');
