@@ -156,11 +156,14 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         logger.info('shutting down: draining in-flight work', { inFlight: drain.inFlight, deadlineSeconds: config.shutdownTimeoutSeconds });
         // Intake stops everywhere at once; requests and worker tasks settle side by side.
         const serverClosed = server ? closeServer(server) : Promise.resolve();
+        const stillRunning = new Set(stops.map(({ name }) => name));
         const workersStopped = Promise.all([...stops].reverse().map(async ({ name, stop }) => {
           try {
             await stop();
           } catch (err) {
             logger.error('a worker did not stop cleanly', { worker: name, err: err as Error });
+          } finally {
+            stillRunning.delete(name);
           }
         }));
         // Leave the last quarter of the deadline (at most 5 s) for cut responses to refund and publish.
@@ -174,7 +177,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         server?.closeAllConnections();
         await serverClosed;
         const workersDone = await Promise.race([workersStopped.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), left()).unref())]);
-        if (!workersDone) logger.error('workers did not stop before the deadline');
+        if (!workersDone) logger.error('workers did not stop before the deadline', { workers: [...stillRunning] });
         await closeServer(opsServer, true);
         await registry.close((id, err) => logger.warn('error while closing a service', { service: id, err: err as Error }));
         await core.closeLast();

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
@@ -7,7 +8,7 @@ import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
 import { createLogger } from '../../core/logger.ts';
 import { parseWavHeader } from '../../core/speechkit/audio/wav.ts';
 import { createSqliteAudiobookStore } from '../../plugins/audiobooks/store/sqlite.ts';
-import { createMasteringWorker, type MasterFn } from '../../plugins/audiobooks/mastering/worker.ts';
+import { createMasteringWorker, runMasteringWorker, type MasterFn } from '../../plugins/audiobooks/mastering/worker.ts';
 import { masterMp3 } from '../../plugins/audiobooks/mastering/master.ts';
 import { partKey } from '../../plugins/audiobooks/render/part.ts';
 import type { BookRecord, ChapterRecord } from '../../plugins/audiobooks/store/records.ts';
@@ -126,4 +127,34 @@ test('a silent chapter is encoded as it is (nothing to normalise) rather than fa
     });
   t.is(result.passes, 1);
   t.true(stored[0]!.length > 1000);
+});
+
+test('stopping the mastering worker waits for the chapter in hand only, not for every chapter that is due (shutdown kept its deadline)', async (t) => {
+  const { store, blobs, book, parts } = await setUp(t);
+  // Four more rendered chapters of the same book: five due at once, as when many books finish together.
+  const first = (await store.getChapter(book.id, 1))!;
+  for (let index = 2; index <= 5; index++) {
+    for (const [i, pcm] of parts.entries()) await blobs.put(partKey(book.id, index, i), pcm, 'application/octet-stream');
+    t.true(await store.addChapter({ bookId: book.id, expectVersion: index - 1, chapter: { ...first, index, title: `Chương ${index}` }, segments: [{ position: 0, speaker: null, text: 'x', sceneBreak: false }] }));
+  }
+  const mastered: number[] = [];
+  let release!: () => void;
+  const inHand = new Promise<void>((resolve) => { release = resolve; });
+  let begun!: () => void;
+  const started = new Promise<void>((resolve) => { begun = resolve; });
+  const slow: MasterFn = async (_source, tags, sink) => {
+    begun();
+    await inHand;
+    await sink(Readable.from([Buffer.from('mp3')]));
+    mastered.push(tags.track);
+    return { integrated: -19, truePeak: -3, passes: 1 };
+  };
+  const stop = runMasteringWorker({ store, blobs, logger: createLogger('silent'), retryMs: [1000], master: slow }, 60_000);
+  await started;
+  const stopped = stop();
+  release();
+  await stopped;
+  t.deepEqual(mastered, [1], 'the chapter in hand was finished, no other was begun');
+  t.like(await store.getChapter(book.id, 1), { status: 'completed' });
+  for (let index = 2; index <= 5; index++) t.like(await store.getChapter(book.id, index), { status: 'rendered' });
 });

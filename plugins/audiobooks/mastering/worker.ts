@@ -100,10 +100,16 @@ export function createMasteringWorker(deps: MasteringDeps) {
     }
   }
 
-  /** Masters every chapter that is due, one after another. */
-  async function tick(): Promise<void> {
+  /**
+   * Masters every chapter that is due, one after another, until `stopping`
+   * says so: a stop waits for the chapter in hand only. Going through the
+   * rest (a minute or more of ffmpeg when many books finished at once) kept
+   * shutdown past its deadline; they are mastered after the restart.
+   */
+  async function tick(stopping: () => boolean = () => false): Promise<void> {
     const now = new Date().toISOString();
     for (const chapter of await store.chaptersInStatus(['rendered', 'mastering'])) {
+      if (stopping()) return;
       if (chapter.status === 'mastering' && chapter.masterRetryAt && chapter.masterRetryAt > now) continue;
       if (chapter.leaseOwner && chapter.leaseOwner !== owner && chapter.leaseUntil && chapter.leaseUntil > now) continue;
       await masterOne(chapter);
@@ -120,7 +126,7 @@ export function runMasteringWorker(deps: MasteringDeps, tickMs: number): () => P
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
   const loop = () => {
-    running = worker.tick()
+    running = worker.tick(() => stopped)
       .catch((err: unknown) => deps.logger.error('audiobook mastering tick failed', { err: err as Error }))
       .finally(() => {
         if (!stopped) timer = setTimeout(loop, tickMs);
