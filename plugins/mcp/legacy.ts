@@ -5,7 +5,7 @@ import {
   CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpProtocolError, type McpServerDefinition } from './server.ts';
+import { INVALID_PARAMS, McpProtocolError, type McpServerDefinition } from './server.ts';
 import type { ToolContext } from './tool.ts';
 
 /**
@@ -23,7 +23,36 @@ function protocolErrors<T>(work: () => T): T {
   }
 }
 
+/** The request schemas the SDK checks each call against, by method. */
+const REQUEST_SCHEMAS = {
+  'tools/call': CallToolRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+} as const;
+
+/**
+ * A call whose params do not fit its method's schema, as -32602 Invalid
+ * params naming the field. The SDK checks the same schema before any
+ * handler runs, but answers a misfit with -32603 Internal error and a raw
+ * validation dump, as if the server had failed.
+ */
+export function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const { id, method } = body as { id?: unknown; method?: unknown };
+  if (typeof method !== 'string' || !(method in REQUEST_SCHEMAS) || (typeof id !== 'string' && typeof id !== 'number')) return null;
+  const checked = REQUEST_SCHEMAS[method as keyof typeof REQUEST_SCHEMAS].safeParse(body);
+  if (checked.success) return null;
+  const problems = checked.error.issues.map((issue) => `${issue.path.join('.') || 'the request'}: ${issue.message}`);
+  return { jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params for ${method}: ${problems.join('; ')}.` } };
+}
+
 export async function serveLegacy(ctx: Koa.Context, body: unknown, def: McpServerDefinition, toolContext: (signal: AbortSignal) => ToolContext): Promise<void> {
+  const misfit = invalidParams(body);
+  if (misfit) {
+    ctx.status = 200;
+    ctx.body = misfit;
+    return;
+  }
   const server = new Server(
     { name: def.info.name, title: def.info.title, version: def.info.version },
     { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: def.instructions },

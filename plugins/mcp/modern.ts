@@ -90,6 +90,9 @@ export async function serveModern(
         break;
       case 'tools/call':
         if (typeof params.name !== 'string') throw new McpProtocolError(INVALID_PARAMS, 'params.name must be the tool name.');
+        if (params.arguments !== undefined && (params.arguments === null || typeof params.arguments !== 'object' || Array.isArray(params.arguments))) {
+          throw new McpProtocolError(INVALID_PARAMS, 'params.arguments must be an object of the tool\'s arguments.');
+        }
         result = await def.callTool(params.name, params.arguments, toolContext());
         break;
       case 'prompts/list':

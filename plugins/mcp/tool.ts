@@ -1,4 +1,4 @@
-import type Joi from 'joi';
+import Joi from 'joi';
 import { ToolError, type ApiCaller } from './api.ts';
 
 /**
@@ -42,6 +42,15 @@ export interface CallToolResult {
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
+
+/**
+ * An id argument (a job's, a book's): printable ASCII, as the tools return
+ * them. Anything else (a lone surrogate made encodeURIComponent throw) is
+ * refused as a bad argument instead of failing the call.
+ */
+export const idArgument = (what: string) => Joi.string().trim().min(1).max(200).pattern(/^[\x21-\x7e]+$/).messages({
+  'string.pattern.base': `{{#label}} must be ${what} as a tool returned it (letters, digits, "_" and "-")`,
+});
 
 /** JSON Schema helpers: an optional argument may also be null. */
 export const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type as string, 'null'] });

@@ -96,6 +96,11 @@ if (!existsSync(PLUGIN)) {
     const unknown = await mcp.callTool({ name: 'get_audiobook', arguments: { book_id: 'abk_missing' } });
     t.true(unknown.isError);
     t.regex(text(unknown), /Check the id/);
+    for (const tool of ['get_audiobook', 'start_audiobook', 'cancel_audiobook']) {
+      const strange = await mcp.callTool({ name: tool, arguments: { book_id: 'abk_\ud800' } });
+      t.true(strange.isError);
+      t.regex(text(strange), /"book_id" must be a book id as a tool returned it/);
+    }
     await mcp.close();
   });
 }

@@ -159,6 +159,10 @@ test('refusals come back as tool errors a model can act on', async (t) => {
   t.regex(text(tooLong), /Invalid arguments.*50000/);
   const missing = await rich.mcp.callTool({ name: 'get_speech_status', arguments: { job_id: 'job_missing' } });
   t.regex(text(missing), /Check the id/);
+  // An id no tool returns (a lone surrogate made the path encoding throw: an internal error) is a bad argument.
+  const strange = await rich.mcp.callTool({ name: 'get_speech_status', arguments: { job_id: 'job_\ud800' } });
+  t.true(strange.isError);
+  t.regex(text(strange), /Invalid arguments for get_speech_status: "job_id" must be a job id as a tool returned it/);
   await mcp.close();
   await rich.mcp.close();
 });
@@ -241,6 +245,30 @@ test('protocol revision 2026-07-28 refusals: header mismatch, unsupported versio
   const get = await fetch(`${p.url}/mcp`, { headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' } });
   t.is(get.status, 405);
   t.is(get.headers.get('allow'), 'POST');
+});
+
+test('params that do not fit their method are -32602 Invalid params naming the field, in both revisions (the SDK answered -32603 Internal error)', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const legacy = async (body: Record<string, unknown>) => {
+    const res = await fetch(`${p.url}/mcp`, {
+      method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, ...body }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const notAnObject = await legacy({ method: 'tools/call', params: { name: 'list_voices', arguments: 'Mai' } });
+  t.is(notAnObject.status, 200);
+  t.is(notAnObject.body.id, 9);
+  t.is(notAnObject.body.error.code, -32602);
+  t.regex(notAnObject.body.error.message, /^Invalid params for tools\/call: params\.arguments: /);
+  const noUri = await legacy({ method: 'resources/read', params: {} });
+  t.is(noUri.body.error.code, -32602);
+  t.regex(noUri.body.error.message, /params\.uri/);
+  const fine = await legacy({ method: 'tools/call', params: { name: 'list_voices', arguments: { search: 'Mai' } } });
+  t.is(fine.body.result.structuredContent.voices[0].id, 'vi-north-female-mai');
+  const modernMisfit = await modern(apiKey, 'tools/call', { name: 'list_voices', arguments: ['Mai'] });
+  t.deepEqual([modernMisfit.status, modernMisfit.body.error.code], [200, -32602]);
+  t.regex(modernMisfit.body.error.message, /params\.arguments must be an object/);
 });
 
 test('2025-era clients: initialize negotiates their revision', async (t) => {

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { nullable, type ToolDefinition, type ToolOutput } from '../tool.ts';
+import { idArgument, nullable, type ToolDefinition, type ToolOutput } from '../tool.ts';
 import { AUDIOBOOK_URI } from '../ui/resources.ts';
 
 /**
@@ -78,7 +78,7 @@ export const audiobookTools: ToolDefinition[] = [
       additionalProperties: false,
     },
     args: Joi.object({
-      book_id: Joi.string().trim().min(1).max(200).required(),
+      book_id: idArgument('a book id').required(),
       title: Joi.string().trim().min(1).max(200),
       segments: Joi.array().items(Joi.object({ text: Joi.string().required(), speaker: Joi.string().trim().min(1).max(100).allow(null), scene_break: Joi.boolean().allow(null) })).min(1),
       text: Joi.string().min(1),
@@ -106,7 +106,7 @@ export const audiobookTools: ToolDefinition[] = [
     title: 'Start rendering',
     description: 'Starts (or resumes) rendering a book. The chapters are weighed against the user\'s plans first; each chapter is billed when it starts rendering.',
     inputSchema: { type: 'object', properties: { book_id: bookId }, required: ['book_id'], additionalProperties: false },
-    args: Joi.object({ book_id: Joi.string().trim().min(1).max(200).required() }),
+    args: Joi.object({ book_id: idArgument('a book id').required() }),
     paid: true,
     readOnly: false,
     ui: AUDIOBOOK_URI,
@@ -121,7 +121,7 @@ export const audiobookTools: ToolDefinition[] = [
     title: 'Audiobook progress',
     description: 'A book with its chapters, progress and, for finished chapters, MP3 links valid 24 hours.',
     inputSchema: { type: 'object', properties: { book_id: bookId }, required: ['book_id'], additionalProperties: false },
-    args: Joi.object({ book_id: Joi.string().trim().min(1).max(200).required() }),
+    args: Joi.object({ book_id: idArgument('a book id').required() }),
     paid: false,
     readOnly: true,
     ui: AUDIOBOOK_URI,
@@ -153,7 +153,7 @@ export const audiobookTools: ToolDefinition[] = [
     title: 'Cancel an audiobook',
     description: 'Stops a book: chapters not started are never billed; a chapter already rendering finishes. It can be started again later.',
     inputSchema: { type: 'object', properties: { book_id: bookId }, required: ['book_id'], additionalProperties: false },
-    args: Joi.object({ book_id: Joi.string().trim().min(1).max(200).required() }),
+    args: Joi.object({ book_id: idArgument('a book id').required() }),
     paid: false,
     readOnly: false,
     ui: AUDIOBOOK_URI,

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EMOTIONS } from '../../../config/emotions.ts';
 import { countCharacters } from '../../../core/billing/pricing.ts';
 import { ToolError, type ApiCaller } from '../api.ts';
-import { nullable, type ToolContext, type ToolDefinition, type ToolOutput } from '../tool.ts';
+import { idArgument, nullable, type ToolContext, type ToolDefinition, type ToolOutput } from '../tool.ts';
 import { PLAYER_URI } from '../ui/resources.ts';
 
 /**
@@ -146,7 +146,7 @@ export const getSpeechStatus: ToolDefinition<{ job_id: string }> = {
     required: ['job_id'],
     additionalProperties: false,
   },
-  args: Joi.object({ job_id: Joi.string().trim().min(1).max(200).required() }),
+  args: Joi.object({ job_id: idArgument('a job id').required() }),
   paid: false,
   readOnly: true,
   ui: PLAYER_URI,
