@@ -9,6 +9,8 @@ import { ApiError } from '../errors.ts';
  */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 const VALID_KEY = /^[\x21-\x7E]{8,128}$/;
+/** Retry-After of a 503 while the store cannot be reached. */
+const IDEMPOTENCY_RETRY_SECONDS = 5;
 
 export interface StoredResponse {
   status: number;
@@ -27,6 +29,7 @@ export async function runIdempotent(
   key: string | undefined,
   body: unknown,
   work: () => Promise<StoredResponse>,
+  onStoreError?: (err: unknown) => void,
 ): Promise<IdempotentResult> {
   if (key === undefined) return { replayed: false, response: await work() };
   if (!VALID_KEY.test(key)) {
@@ -34,7 +37,15 @@ export async function runIdempotent(
   }
   const storeKey = `idem:${scope}:${key}`;
   const print = fingerprint(body);
-  const existing = await store.begin(storeKey, print, IDEMPOTENCY_TTL_SECONDS);
+  let existing: Awaited<ReturnType<IdempotencyStore['begin']>>;
+  try {
+    existing = await store.begin(storeKey, print, IDEMPOTENCY_TTL_SECONDS);
+  } catch {
+    // No process can tell alone whether the key was used (another may have run it): refuse rather than risk a second charge.
+    throw new ApiError(503, 'The Idempotency-Key cannot be checked right now. Nothing was charged; retry in a few seconds with the same key.', {
+      code: 'IDEMPOTENCY_UNAVAILABLE', retryAfterSeconds: IDEMPOTENCY_RETRY_SECONDS,
+    });
+  }
   if (existing) {
     if (existing.fingerprint !== print) {
       throw new ApiError(422, 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.', { code: 'IDEMPOTENCY_KEY_REUSED' });
@@ -44,13 +55,17 @@ export async function runIdempotent(
     }
     return { replayed: true, response: { status: existing.status, body: existing.body } };
   }
+  let response: StoredResponse;
   try {
-    const response = await work();
-    await store.complete(storeKey, { state: 'done', fingerprint: print, status: response.status, body: response.body }, IDEMPOTENCY_TTL_SECONDS);
-    return { replayed: false, response };
+    response = await work();
   } catch (err) {
     // A refused request charged nothing, so the client may fix it and retry with the same key.
-    await store.abandon(storeKey);
+    await store.abandon(storeKey).catch(() => undefined);
     throw err;
   }
+  // The work is done (and paid for): a store that fails now must not turn it into an error. The key then
+  // stays marked in flight, and a retry with it is refused (409) rather than run twice.
+  await store.complete(storeKey, { state: 'done', fingerprint: print, status: response.status, body: response.body }, IDEMPOTENCY_TTL_SECONDS)
+    .catch((err: unknown) => onStoreError?.(err));
+  return { replayed: false, response };
 }

@@ -211,7 +211,7 @@ async function openCounters(config: Config, logger: Logger): Promise<Counters> {
     const { createRedisCounters, REDIS_CLIENT_OPTIONS, reportRedisErrors } = await import('../adapters/counters/redis.ts');
     const redis = new Redis(config.redisUrl, REDIS_CLIENT_OPTIONS);
     reportRedisErrors(redis, logger);
-    return createRedisCounters(redis);
+    return createRedisCounters(redis, undefined, logger);
   }
   const { createMemoryCounters } = await import('../adapters/counters/memory.ts');
   return createMemoryCounters();

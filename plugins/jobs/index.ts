@@ -39,7 +39,7 @@ export default definePlugin({
   register({ deps, config, route, worker }) {
     deps.metrics.registerCollector(async () => deps.metrics.queueDepth.set(await deps.jobs.countActive()));
     const jobPublisher = createJobPublisher(deps);
-    registerJobRoutes(route, deps.counters.idempotency, createJobsService({ ...deps, jobPublisher }));
+    registerJobRoutes(route, deps.counters.idempotency, createJobsService({ ...deps, jobPublisher }), deps.logger);
     worker({
       name: 'jobs-recovery',
       role: 'api',

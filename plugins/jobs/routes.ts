@@ -1,6 +1,7 @@
 import type { RouteRegistrar } from '../../core/plugin.ts';
 import type { IdempotencyStore } from '../../core/ports/counters.ts';
 import { runIdempotent } from '../../core/http/idempotency.ts';
+import type { Logger } from '../../core/logger.ts';
 import { TEXT_BODY_LIMIT } from '../../core/http/synthesis-fields.ts';
 import Joi from 'joi';
 import { batchQuery, batchResponse, cloneRefusalFields, jobResponse, submitJobBody, submitJobResponse, type SubmitJobBody } from './schemas.ts';
@@ -8,7 +9,7 @@ import type { createJobsService } from './service.ts';
 
 type JobsService = ReturnType<typeof createJobsService>;
 
-export function registerJobRoutes(route: RouteRegistrar, idempotency: IdempotencyStore, service: JobsService): void {
+export function registerJobRoutes(route: RouteRegistrar, idempotency: IdempotencyStore, service: JobsService, logger: Pick<Logger, 'warn'>): void {
   route<SubmitJobBody, unknown>({
     method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
     summary: 'Submit a speech job',
@@ -39,7 +40,8 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
       if (idempotencyKey !== undefined) ctx.set('Idempotency-Key', idempotencyKey);
       // The fingerprint is of the body as sent, so a replay matches whatever defaults apply.
       const result = await runIdempotent(idempotency, auth.keyId, idempotencyKey, ctx.request.body, () =>
-        service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome }));
+        service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome }),
+      (err) => logger.warn('the idempotency record was not saved; a retry with this key is refused as in flight until it expires', { err: err as Error }));
       if (result.replayed) {
         ctx.set('Idempotent-Replayed', 'true');
         // A replay charges nothing and is not a new request in usage.

@@ -68,7 +68,7 @@ function createMemoryIdempotency(): IdempotencyStore & { sweep(): void } {
   };
 }
 
-function createMemorySlots(): SlotPool & { sweep(): void } {
+export function createMemorySlots(): SlotPool & { sweep(): void } {
   const pools = new Map<string, Map<string, number>>();
   const livePool = (key: string): Map<string, number> | undefined => {
     const pool = pools.get(key);

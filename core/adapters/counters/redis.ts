@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Counters, IdempotencyRecord, IdempotencyStore, SlotPool } from '../../ports/counters.ts';
 import { createCachedRateLimiter } from './rate-limits.ts';
+import { createMemorySlots } from './memory.ts';
 import type { Logger } from '../../logger.ts';
 
 /**
@@ -67,7 +68,35 @@ function ttlMs(ttlSeconds: number): number {
  * one write per turn instead of one per command took `GET /balance` with
  * Redis from about 10,100 to 12,600 req/s on a 6-second autocannon loop.
  */
-export const REDIS_CLIENT_OPTIONS: RedisOptions = { maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true };
+export const REDIS_CLIENT_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true,
+  // A command that gets no answer (the server went away under it, a half-open connection) fails after this
+  // instead of waiting on ioredis' reconnects: up to 15 s a command, and every request waits on a few.
+  commandTimeout: 1000,
+};
+
+/** What a counters operation throws while Redis cannot be reached: the callers' fallbacks key on it. */
+export class CountersUnavailableError extends Error {
+  constructor(cause?: unknown) {
+    super('the counters store (Redis) cannot be reached', { cause });
+    this.name = 'CountersUnavailableError';
+  }
+}
+
+/**
+ * Fails at once while a client that was connected has lost its connection,
+ * instead of queueing the command until ioredis reconnects (each waited up
+ * to 15 s, so a Redis outage stalled every request). Before the first
+ * connection commands still queue, bounded by commandTimeout: the process
+ * may start a moment before Redis answers.
+ */
+function availability(redis: Redis): () => void {
+  let connected = redis.status === 'ready';
+  redis.on('ready', () => { connected = true; });
+  return () => {
+    if (connected && redis.status !== 'ready') throw new CountersUnavailableError();
+  };
+}
 
 /** At most one warning per this many ms while Redis cannot be reached. */
 const ERROR_REPORT_EVERY_MS = 10_000;
@@ -100,13 +129,23 @@ export function reportRedisErrors(redis: Redis, logger: Pick<Logger, 'warn' | 'i
   });
 }
 
-export function createRedisCounters(redis: Redis, prefix = 'counters:'): Counters {
+/**
+ * While Redis cannot be reached nothing waits on it: rate limits (the
+ * per-key limits and the edge's requests a minute) are counted by this
+ * process in memory (rate-limiter-flexible's insurance limiter), stream and
+ * speech slots likewise (insuredSlots), and an Idempotency-Key, which no
+ * process can check alone, is refused with 503 (core/http/idempotency.ts).
+ * Each goes back to Redis as soon as it answers.
+ */
+export function createRedisCounters(redis: Redis, prefix = 'counters:', logger?: Pick<Logger, 'warn'>): Counters {
+  const ready = availability(redis);
   return {
-    rateLimiter: createCachedRateLimiter(
-      (opts) => new RateLimiterRedis({ ...opts, storeClient: redis, keyPrefix: `${prefix}${opts.keyPrefix}` }),
-    ),
-    idempotency: createRedisIdempotency(redis, `${prefix}idem:`),
-    slots: createRedisSlots(redis, `${prefix}slots:`),
+    rateLimiter: createCachedRateLimiter((opts) => new RateLimiterRedis({
+      ...opts, storeClient: redis, keyPrefix: `${prefix}${opts.keyPrefix}`,
+      rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points: opts.points, duration: opts.duration }),
+    })),
+    idempotency: createRedisIdempotency(redis, `${prefix}idem:`, ready),
+    slots: insuredSlots(createRedisSlots(redis, `${prefix}slots:`, ready), createMemorySlots(), logger),
     async ping() {
       await redis.ping();
     },
@@ -116,11 +155,12 @@ export function createRedisCounters(redis: Redis, prefix = 'counters:'): Counter
   };
 }
 
-function createRedisIdempotency(redis: Redis, prefix: string): IdempotencyStore {
+function createRedisIdempotency(redis: Redis, prefix: string, ready: () => void): IdempotencyStore {
   const begin = script(redis, BEGIN_LUA);
   const abandon = script(redis, ABANDON_LUA);
   return {
     async begin(key, fingerprint, ttlSeconds) {
+      ready();
       const record: IdempotencyRecord = { state: 'in_flight', fingerprint };
       const existing = await begin([prefix + key], [JSON.stringify(record), ttlMs(ttlSeconds)]);
       return typeof existing === 'string' ? (JSON.parse(existing) as IdempotencyRecord) : null;
@@ -134,20 +174,72 @@ function createRedisIdempotency(redis: Redis, prefix: string): IdempotencyStore 
   };
 }
 
-function createRedisSlots(redis: Redis, prefix: string): SlotPool {
+function createRedisSlots(redis: Redis, prefix: string, ready: () => void): SlotPool {
   const acquire = script(redis, ACQUIRE_LUA);
   const inUse = script(redis, IN_USE_LUA);
+  // Releases that failed while Redis was away, done once it is back: otherwise each would hold its place until its ttl (hours).
+  const unreleased = new Map<string, string>();
+  redis.on('ready', () => {
+    for (const [slotId, key] of [...unreleased]) {
+      unreleased.delete(slotId);
+      redis.zrem(key, slotId).catch(() => unreleased.set(slotId, key));
+    }
+  });
   return {
     async acquire(key, max, ttlSeconds) {
+      ready();
       const slotId = randomUUID();
       const [ok, count] = (await acquire([prefix + key], [max, ttlMs(ttlSeconds), slotId])) as [number, number];
       return ok === 1 ? { ok: true, slotId, inUse: count } : { ok: false, slotId: null, inUse: count };
     },
     async release(key, slotId) {
-      await redis.zrem(prefix + key, slotId);
+      try {
+        ready();
+        await redis.zrem(prefix + key, slotId);
+      } catch (err) {
+        unreleased.set(slotId, prefix + key);
+        throw err;
+      }
     },
     async inUse(key) {
+      ready();
       return Number(await inUse([prefix + key], []));
+    },
+  };
+}
+
+/** Slots taken from the insurance pool carry this prefix, so that their release goes back to it. */
+const INSURED = 'mem:';
+
+/**
+ * Slots that keep working while Redis does not answer: a slot is then taken
+ * from this process's own pool (the limit counted per process, as the
+ * insurance rate limiter counts), and released there. A Redis slot whose
+ * release fails meanwhile is released once Redis is back.
+ */
+export function insuredSlots(primary: SlotPool, insurance: SlotPool, logger?: Pick<Logger, 'warn'>): SlotPool {
+  let lastWarning = 0;
+  const warn = (what: string, err: unknown) => {
+    if (Date.now() - lastWarning < ERROR_REPORT_EVERY_MS) return;
+    lastWarning = Date.now();
+    logger?.warn(`stream and speech slots ${what} in this process: the counters store did not answer`, { err: err as Error });
+  };
+  return {
+    async acquire(key, max, ttlSeconds) {
+      try {
+        return await primary.acquire(key, max, ttlSeconds);
+      } catch (err) {
+        warn('counted', err);
+        const held = await insurance.acquire(key, max, ttlSeconds);
+        return { ...held, slotId: held.slotId === null ? null : INSURED + held.slotId };
+      }
+    },
+    async release(key, slotId) {
+      if (slotId.startsWith(INSURED)) return insurance.release(key, slotId.slice(INSURED.length));
+      await primary.release(key, slotId).catch((err: unknown) => warn('released later', err));
+    },
+    async inUse(key) {
+      return primary.inUse(key).catch(() => insurance.inUse(key));
     },
   };
 }
