@@ -32,7 +32,7 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
       409: { description: '`IDEMPOTENCY_IN_FLIGHT`: the first request with this key is still running; retry in 1 second with the same key' },
       422: { description: '`CONTENT_REJECTED` (moderation, only with aiRefine) or `IDEMPOTENCY_KEY_REUSED`' },
       429: { description: '`GRANT_DAILY_LIMIT`, `GRANT_WEEKLY_LIMIT` (with `resetAt`), `CONCURRENT_CONFLICT`, `QUEUE_FULL`, `USER_QUEUE_FULL` (nothing charged)' },
-      503: { description: 'Too many long texts are being prepared right now; retry shortly (nothing charged)' },
+      503: { description: 'Too many long texts are being prepared right now, or `IDEMPOTENCY_UNAVAILABLE`: the Idempotency-Key cannot be checked while the counters store is unreachable (`Retry-After: 5`); retry shortly, nothing was charged' },
     },
     handler: async (ctx, { body }) => {
       const auth = ctx.state.auth!;
