@@ -36,18 +36,19 @@ function echo(proc: RoleProcess): void {
 
 let servers: BackboneServers | undefined;
 let topology: Topology | undefined;
-let stopping = false;
-async function stop(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
+let stopping: Promise<never> | undefined;
+/** Idempotent: Ctrl-C reaches this process twice (from the terminal, and relayed by npm and tsx), and exiting on the second left servers running. */
+function stop(code: number): Promise<never> {
+  stopping ??= (async () => {
     console.log('\nstopping the processes and servers...');
     await topology?.stop();
     await servers?.stop();
-  }
-  process.exit(code);
+    process.exit(code);
+  })();
+  return stopping;
 }
-process.once('SIGINT', () => void stop(0));
-process.once('SIGTERM', () => void stop(0));
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
 
 try {
   const began = Date.now();
