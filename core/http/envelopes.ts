@@ -1,3 +1,4 @@
+import { isUnreachableDependency } from './unreachable.ts';
 import type Koa from 'koa';
 import { ApiError, DomainError, STATUS_NAMES, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -31,6 +32,9 @@ const COMPAT_TYPE_BY_CODE: Record<string, string> = {
 };
 
 /** Turns anything thrown into an ApiError; unknown failures become a logged 500. */
+/** Retry-After of a 503 answered because a store or broker could not be reached. */
+const UNREACHABLE_RETRY_SECONDS = 5;
+
 export function toApiError(err: unknown, logger?: Logger): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) {
@@ -55,6 +59,12 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
       default:
         return new ApiError(status, e.expose && e.message ? e.message : STATUS_NAMES[status] ?? 'Request refused');
     }
+  }
+  if (isUnreachableDependency(err)) {
+    logger?.warn('a store or broker could not be reached; answered 503', { err: err as Error });
+    return new ApiError(503, 'A service this request needs cannot be reached right now. Nothing was charged for a request that failed this way; retry in a few seconds.', {
+      code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: UNREACHABLE_RETRY_SECONDS,
+    });
   }
   logger?.error('unhandled error', { err: err instanceof Error ? err : new Error(String(err)) });
   return new ApiError(500, 'Internal error. Nothing was charged for a request that failed this way.');

@@ -102,6 +102,11 @@ if (!server) {
     const heldBack = await bus.lag(TOPICS.outcomes, GROUP);
     t.true(heldBack > 0, `events published while ClickHouse is down stay uncommitted (lag ${heldBack})`);
     t.is(await usage(), null, 'GET /usage fails while ClickHouse is down');
+    // ... as the service being unreachable (retry shortly), not as an internal error.
+    const refused = await platform.api('/usage?scope=account', { key: acct.apiKey });
+    t.is(refused.status, 503);
+    t.is(refused.headers.get('retry-after'), '5');
+    t.like(await refused.json(), { code: 'SERVICE_UNAVAILABLE' });
 
     // Back up; more traffic on top of the backlog.
     await ch.start();

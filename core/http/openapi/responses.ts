@@ -100,6 +100,8 @@ function addCore(map: Map<number, Assembled>, core: CoreAnswers): void {
     for (const name of [...RATE_HEADERS, 'Retry-After']) a.headers[name] = ref('headers', name);
   }
   refusal(500, 'The service failed; nothing was charged, or what was charged is refunded.');
+  refusal(503, 'A store or broker this request needs cannot be reached (`SERVICE_UNAVAILABLE`, with Retry-After); nothing was charged, or what was charged is refunded. Retry shortly.');
+  slot(map, 503).headers['Retry-After'] = ref('headers', 'Retry-After');
   if (core.edge) {
     for (const [status, what] of [[429, 'requests per minute'], [503, 'concurrent connections']] as const) {
       const a = slot(map, status);

@@ -1,0 +1,27 @@
+/**
+ * Whether an error means a store or broker could not be reached or dropped
+ * the connection (MongoDB, ClickHouse, Kafka, Redis, any socket): the
+ * request may well succeed if sent again shortly, so the API answers 503
+ * with Retry-After instead of a 500 that reads as a bug. Recognised by
+ * shape, so that core needs none of the drivers: Node's socket error codes,
+ * the MongoDB driver's network error names and retry labels (a bulk write
+ * copies its cause's labels), kafkajs' connection errors; the causes are
+ * followed a few levels down.
+ */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NAMES = new Set([
+  'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoPoolClearedError',
+  'KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError',
+]);
+const LABELS = ['ResetPool', 'PoolRequestedRetry', 'RetryableWriteError'];
+
+export function isUnreachableDependency(error: unknown): boolean {
+  let err = error as { name?: unknown; code?: unknown; cause?: unknown; hasErrorLabel?: (label: string) => boolean } | null | undefined;
+  for (let depth = 0; err && typeof err === 'object' && depth < 4; depth++) {
+    if (typeof err.code === 'string' && SOCKET_CODES.has(err.code)) return true;
+    if (typeof err.name === 'string' && NAMES.has(err.name)) return true;
+    if (typeof err.hasErrorLabel === 'function' && LABELS.some((label) => err!.hasErrorLabel!(label))) return true;
+    err = err.cause as typeof err;
+  }
+  return false;
+}

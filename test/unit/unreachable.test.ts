@@ -1,0 +1,26 @@
+import test from 'ava';
+import { isUnreachableDependency } from '../../core/http/unreachable.ts';
+
+/** A store or broker out of reach is a 503 to retry (core/http/envelopes.ts); anything else stays a 500. */
+const named = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(name), { name }, extra);
+const labelled = (...labels: string[]) => Object.assign(new Error('bulk'), { name: 'MongoBulkWriteError', hasErrorLabel: (l: string) => labels.includes(l) });
+
+const table: Array<[string, unknown, boolean]> = [
+  ['a refused socket (ClickHouse, Redis, any HTTP store)', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' }), true],
+  ['a reset socket', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), true],
+  ['MongoDB: no server selected in time', named('MongoServerSelectionError'), true],
+  ['MongoDB: the connection dropped', named('MongoNetworkError'), true],
+  ['MongoDB: a bulk write cut by a cleared pool (its cause\'s labels copied)', labelled('PoolRequestedRetry'), true],
+  ['kafkajs: the broker cannot be reached', named('KafkaJSConnectionError'), true],
+  ['a wrapped cause, two levels down', new Error('outer', { cause: new Error('middle', { cause: Object.assign(new Error('x'), { code: 'ETIMEDOUT' }) }) }), true],
+  ['MongoDB: a duplicate key (a real refusal, no labels)', Object.assign(named('MongoServerError', { code: 11000 }), { hasErrorLabel: () => false }), false],
+  ['a programming error', new TypeError('x is undefined'), false],
+  ['SQLite busy (handled where it happens)', Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }), false],
+  ['not an error at all', 'boom', false],
+  ['null', null, false],
+];
+for (const [what, error, expected] of table) {
+  test(`${expected ? 'unreachable' : 'not unreachable'}: ${what}`, (t) => {
+    t.is(isUnreachableDependency(error), expected);
+  });
+}
