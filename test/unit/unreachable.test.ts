@@ -1,4 +1,5 @@
 import test from 'ava';
+import { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { isUnreachableDependency } from '../../core/http/unreachable.ts';
 
 /** A store or broker out of reach is a 503 to retry (core/http/envelopes.ts); anything else stays a 500. */
@@ -19,6 +20,17 @@ const table: Array<[string, unknown, boolean]> = [
   ['not an error at all', 'boom', false],
   ['null', null, false],
 ];
+// The driver's own error classes. A bulk write cut by a cleared pool copies the pool error's PoolRequestedRetry
+// label (the pool error class is internal to the driver, so the label is added here as it would carry it).
+const cutBulk = new MongoBulkWriteError(new MongoNetworkError('interrupted due to server monitor timeout'), {} as never);
+cutBulk.addErrorLabel('PoolRequestedRetry');
+table.push(
+  ['the driver: MongoServerSelectionError', new MongoServerSelectionError('Server selection timed out after 30000 ms', {} as never), true],
+  ['the driver: MongoNetworkError', new MongoNetworkError('connection 3 to 127.0.0.1:27017 closed'), true],
+  ['the driver: a labelled MongoBulkWriteError', cutBulk, true],
+  ['the driver: E11000 duplicate key', new MongoServerError({ code: 11000, errmsg: 'E11000 duplicate key error' }), false],
+);
+
 for (const [what, error, expected] of table) {
   test(`${expected ? 'unreachable' : 'not unreachable'}: ${what}`, (t) => {
     t.is(isUnreachableDependency(error), expected);
