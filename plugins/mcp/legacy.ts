@@ -36,10 +36,10 @@ const REQUEST_SCHEMAS = {
  * handler runs, but answers a misfit with -32603 Internal error and a raw
  * validation dump, as if the server had failed.
  */
-export function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
+function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
   const { id, method } = body as { id?: unknown; method?: unknown };
-  if (typeof method !== 'string' || !(method in REQUEST_SCHEMAS) || (typeof id !== 'string' && typeof id !== 'number')) return null;
+  if (typeof method !== 'string' || !Object.hasOwn(REQUEST_SCHEMAS, method) || (typeof id !== 'string' && typeof id !== 'number')) return null;
   const checked = REQUEST_SCHEMAS[method as keyof typeof REQUEST_SCHEMAS].safeParse(body);
   if (checked.success) return null;
   const problems = checked.error.issues.map((issue) => `${issue.path.join('.') || 'the request'}: ${issue.message}`);

@@ -264,6 +264,8 @@ test('params that do not fit their method are -32602 Invalid params naming the f
   const noUri = await legacy({ method: 'resources/read', params: {} });
   t.is(noUri.body.error.code, -32602);
   t.regex(noUri.body.error.message, /params\.uri/);
+  const inherited = await legacy({ method: 'toString', params: {} });
+  t.is(inherited.body.error.code, -32601, 'a method named after an object property is simply unknown');
   const fine = await legacy({ method: 'tools/call', params: { name: 'list_voices', arguments: { search: 'Mai' } } });
   t.is(fine.body.result.structuredContent.voices[0].id, 'vi-north-female-mai');
   const modernMisfit = await modern(apiKey, 'tools/call', { name: 'list_voices', arguments: ['Mai'] });

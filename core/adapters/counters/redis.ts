@@ -75,10 +75,10 @@ export const REDIS_CLIENT_OPTIONS: RedisOptions = {
   commandTimeout: 1000,
 };
 
-/** What a counters operation throws while Redis cannot be reached: the callers' fallbacks key on it. */
-export class CountersUnavailableError extends Error {
-  constructor(cause?: unknown) {
-    super('the counters store (Redis) cannot be reached', { cause });
+/** What a counters operation throws at once while Redis cannot be reached (the callers fall back on any failure). */
+class CountersUnavailableError extends Error {
+  constructor() {
+    super('the counters store (Redis) cannot be reached');
     this.name = 'CountersUnavailableError';
   }
 }
@@ -166,9 +166,11 @@ function createRedisIdempotency(redis: Redis, prefix: string, ready: () => void)
       return typeof existing === 'string' ? (JSON.parse(existing) as IdempotencyRecord) : null;
     },
     async complete(key, record, ttlSeconds) {
+      ready();
       await redis.set(prefix + key, JSON.stringify(record), 'PX', ttlMs(ttlSeconds));
     },
     async abandon(key) {
+      ready();
       await abandon([prefix + key], []);
     },
   };
