@@ -1,4 +1,4 @@
-import { isUnreachableDependency } from './unreachable.ts';
+import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from './unreachable.ts';
 import type Koa from 'koa';
 import { ApiError, DomainError, STATUS_NAMES, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -32,9 +32,6 @@ const COMPAT_TYPE_BY_CODE: Record<string, string> = {
 };
 
 /** Turns anything thrown into an ApiError; unknown failures become a logged 500. */
-/** Retry-After of a 503 answered because a store or broker could not be reached. */
-const UNREACHABLE_RETRY_SECONDS = 5;
-
 export function toApiError(err: unknown, logger?: Logger): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) {

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { IdempotencyStore } from '../ports/counters.ts';
 import { ApiError } from '../errors.ts';
+import { UNREACHABLE_RETRY_SECONDS } from './unreachable.ts';
 
 /**
  * `Idempotency-Key` (SPEC: POST /tts): 8 to 128 printable ASCII characters
@@ -9,8 +10,6 @@ import { ApiError } from '../errors.ts';
  */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 const VALID_KEY = /^[\x21-\x7E]{8,128}$/;
-/** Retry-After of a 503 while the store cannot be reached. */
-const IDEMPOTENCY_RETRY_SECONDS = 5;
 
 export interface StoredResponse {
   status: number;
@@ -43,7 +42,7 @@ export async function runIdempotent(
   } catch {
     // No process can tell alone whether the key was used (another may have run it): refuse rather than risk a second charge.
     throw new ApiError(503, 'The Idempotency-Key cannot be checked right now. Nothing was charged; retry in a few seconds with the same key.', {
-      code: 'IDEMPOTENCY_UNAVAILABLE', retryAfterSeconds: IDEMPOTENCY_RETRY_SECONDS,
+      code: 'IDEMPOTENCY_UNAVAILABLE', retryAfterSeconds: UNREACHABLE_RETRY_SECONDS,
     });
   }
   if (existing) {

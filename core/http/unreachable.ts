@@ -8,6 +8,9 @@
  * copies its cause's labels), kafkajs' connection errors; the causes are
  * followed a few levels down.
  */
+/** Retry-After of a 503 answered because a store (or the counters store behind an Idempotency-Key) could not be reached. */
+export const UNREACHABLE_RETRY_SECONDS = 5;
+
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 const NAMES = new Set([
   'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoPoolClearedError',
