@@ -7,6 +7,7 @@ import {
   CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, eventRowOf, OUTCOME_EVENT_COLUMNS,
   parseCloseRow, parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
 } from './clickhouse-schema.ts';
+import { onceMoreIfClosedSocket } from './clickhouse-closed-socket.ts';
 import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.ts';
 import { AGG_TABLES } from './clickhouse-aggregates.ts';
 import { aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-backfill.ts';
@@ -58,12 +59,16 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
   // would only print each one a second time.
   const client: ClickHouseClient = createClient({
     url: opts.url, username: opts.user, password: opts.password, log: { level: ClickHouseLogLevel.OFF },
+    // The library's 2.5 s left half a second before the server's 3 s; a busy event loop reads answers later than that.
+    keep_alive: { idle_socket_ttl: 2000 },
   });
   const table = (name: string) => `${sqlIdentifier(opts.database)}.${sqlIdentifier(name)}`;
 
   async function select(query: string, settings: ClickHouseSettings = {}): Promise<Record<string, unknown>[]> {
-    const result = await client.query({ query, format: 'JSONEachRow', clickhouse_settings: settings });
-    return result.json<Record<string, unknown>>();
+    return onceMoreIfClosedSocket(async () => {
+      const result = await client.query({ query, format: 'JSONEachRow', clickhouse_settings: settings });
+      return result.json<Record<string, unknown>>();
+    });
   }
   const sql: SqlRunner = { command: async (query) => void (await client.command({ query })), select: (query) => select(query) };
 
@@ -79,13 +84,15 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
   /** One RowBinary INSERT naming its columns, so that MATERIALIZED and DEFAULT columns are computed by the server. */
   async function send(name: string, columns: readonly string[], chunks: Buffer[]): Promise<void> {
     if (chunks.length === 0) return;
-    const { stream } = await client.exec({
-      query: `INSERT INTO ${table(name)} (${columns.map(sqlIdentifier).join(', ')}) FORMAT RowBinary`,
-      values: Readable.from(chunks, { objectMode: false }),
+    await onceMoreIfClosedSocket(async () => {
+      const { stream } = await client.exec({
+        query: `INSERT INTO ${table(name)} (${columns.map(sqlIdentifier).join(', ')}) FORMAT RowBinary`,
+        values: Readable.from(chunks, { objectMode: false }),
+      });
+      // The answer is empty; reading it to the end hands the socket back to the pool.
+      stream.resume();
+      await finished(stream);
     });
-    // The answer is empty; reading it to the end hands the socket back to the pool.
-    stream.resume();
-    await finished(stream);
   }
 
   async function insert<R>(name: string, rows: readonly R[], columns: RowBinaryColumns<R>): Promise<void> {
