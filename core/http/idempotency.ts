@@ -22,20 +22,85 @@ export function fingerprint(body: unknown): string {
 
 export type IdempotentResult = { replayed: boolean; response: StoredResponse };
 
+/**
+ * What the work of a keyed request is handed: the key (scoped to the API
+ * key), the body's fingerprint, and since when a claim of the key is still
+ * kept. The work records it with what it accepts, in the same write
+ * (core/ports/jobs.ts `SubmissionKey`), so that the system of record knows
+ * which request got through under the key even when the counters store
+ * does not: its record lost (an embedded process restarted, a Redis that
+ * lost data), or left in flight by a process that died before saving it.
+ */
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: string;
+  keptSince: string;
+}
+
+/** Thrown by a keyed work whose write found the key held by another request: nothing was charged. */
+export class IdempotencyKeyTaken extends Error {
+  constructor() {
+    super('another request holds this Idempotency-Key');
+    this.name = 'IdempotencyKeyTaken';
+  }
+}
+
+/** The answer of the request that got through under a key, from the system of record; `pending` while its outcome is unknown. */
+export type HeldAnswer = { fingerprint: string; response: StoredResponse } | 'pending' | null;
+
+/**
+ * A request whose key is still marked in flight after this long, with no
+ * accepted work holding the key, died before it accepted anything (an
+ * accept gives up on a locked store after 60 s): a retry runs in its place.
+ * Should the first still land, the write's claim refuses one of the two.
+ */
+export const IN_FLIGHT_STALE_SECONDS = 120;
+
+export interface IdempotentOptions {
+  /** looks the key up in the system of record (`acceptedWithKey`) */
+  heldAnswer?: (claim: IdempotencyClaim) => Promise<HeldAnswer>;
+  /** a finished request whose answer could not be recorded */
+  onStoreError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+function inFlight(): ApiError {
+  return new ApiError(409, 'A request with this Idempotency-Key is still being processed. Retry in 1 second with the same key.', { code: 'IDEMPOTENCY_IN_FLIGHT', retryAfterSeconds: 1 });
+}
+
+function reused(): ApiError {
+  return new ApiError(422, 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.', { code: 'IDEMPOTENCY_KEY_REUSED' });
+}
+
 export async function runIdempotent(
   store: IdempotencyStore,
   scope: string,
   key: string | undefined,
   body: unknown,
-  work: () => Promise<StoredResponse>,
-  onStoreError?: (err: unknown) => void,
+  work: (claim: IdempotencyClaim | null) => Promise<StoredResponse>,
+  options: IdempotentOptions = {},
 ): Promise<IdempotentResult> {
-  if (key === undefined) return { replayed: false, response: await work() };
+  if (key === undefined) return { replayed: false, response: await work(null) };
   if (!VALID_KEY.test(key)) {
     throw new ApiError(400, 'Idempotency-Key must be 8 to 128 printable ASCII characters without whitespace.', { code: 'IDEMPOTENCY_KEY_INVALID', param: 'Idempotency-Key' });
   }
+  const now = options.now?.() ?? Date.now();
   const storeKey = `idem:${scope}:${key}`;
   const print = fingerprint(body);
+  const claim: IdempotencyClaim = { key: `${scope}:${key}`, fingerprint: print, keptSince: new Date(now - IDEMPOTENCY_TTL_SECONDS * 1000).toISOString() };
+  const record = (response: StoredResponse) => store
+    .complete(storeKey, { state: 'done', fingerprint: print, status: response.status, body: response.body }, IDEMPOTENCY_TTL_SECONDS)
+    .catch((err: unknown) => options.onStoreError?.(err));
+
+  /** The answer of the request that got through under the key, recorded for the next replay; `pending` while unknown, null when none. */
+  async function held(): Promise<IdempotentResult | 'pending' | null> {
+    const found = (await options.heldAnswer?.(claim)) ?? null;
+    if (found === null || found === 'pending') return found;
+    if (found.fingerprint !== print) throw reused();
+    await record(found.response);
+    return { replayed: true, response: found.response };
+  }
+
   let existing: Awaited<ReturnType<IdempotencyStore['begin']>>;
   try {
     existing = await store.begin(storeKey, print, IDEMPOTENCY_TTL_SECONDS);
@@ -46,25 +111,29 @@ export async function runIdempotent(
     });
   }
   if (existing) {
-    if (existing.fingerprint !== print) {
-      throw new ApiError(422, 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.', { code: 'IDEMPOTENCY_KEY_REUSED' });
-    }
-    if (existing.state === 'in_flight') {
-      throw new ApiError(409, 'A request with this Idempotency-Key is still being processed. Retry in 1 second with the same key.', { code: 'IDEMPOTENCY_IN_FLIGHT', retryAfterSeconds: 1 });
-    }
-    return { replayed: true, response: { status: existing.status, body: existing.body } };
+    if (existing.fingerprint !== print) throw reused();
+    if (existing.state === 'done') return { replayed: true, response: { status: existing.status, body: existing.body } };
+    // In flight: finished after all (its answer never recorded), still running, or died before accepting anything.
+    const answer = await held();
+    if (answer === 'pending' || (answer === null && now - (existing.startedAt ?? 0) < IN_FLIGHT_STALE_SECONDS * 1000)) throw inFlight();
+    if (answer !== null) return answer;
   }
   let response: StoredResponse;
   try {
-    response = await work();
+    response = await work(claim);
   } catch (err) {
+    if (err instanceof IdempotencyKeyTaken) {
+      // Another request got through under the key (its record lost, or it ran beside a retry that took over).
+      const answer = await held();
+      if (answer === null || answer === 'pending') throw inFlight();
+      return answer;
+    }
     // A refused request charged nothing, so the client may fix it and retry with the same key.
     await store.abandon(storeKey).catch(() => undefined);
     throw err;
   }
-  // The work is done (and paid for): a store that fails now must not turn it into an error. The key then
-  // stays marked in flight, and a retry with it is refused (409) rather than run twice.
-  await store.complete(storeKey, { state: 'done', fingerprint: print, status: response.status, body: response.body }, IDEMPOTENCY_TTL_SECONDS)
-    .catch((err: unknown) => onStoreError?.(err));
+  // The work is done (and paid for): a store that fails now must not turn it into an error. A retry then
+  // finds the key in flight, and the answer from the system of record.
+  await record(response);
   return { replayed: false, response };
 }

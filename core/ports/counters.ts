@@ -19,7 +19,8 @@ export interface RateLimiter {
 }
 
 export type IdempotencyRecord =
-  | { state: 'in_flight'; fingerprint: string }
+  /** `startedAt`: when the request holding the key began (ms since the epoch), absent in records of older versions */
+  | { state: 'in_flight'; fingerprint: string; startedAt?: number }
   | { state: 'done'; fingerprint: string; status: number; body: unknown; headers?: Record<string, string> };
 
 export interface IdempotencyStore {

@@ -59,6 +59,27 @@ export interface QueueLimits {
 export type QueueFull = { ok: false; queueFull: 'depth' | 'account' };
 
 /**
+ * The `Idempotency-Key` a submission claims (core/http/idempotency.ts): while
+ * it is kept, at most one job is accepted under it, whatever happened to the
+ * counters store's record of it (lost with an embedded process, a Redis that
+ * lost data, a process that died between the accept and the record).
+ */
+export interface SubmissionKey {
+  /** the key, scoped to the API key that sent it */
+  key: string;
+  /** the request body's fingerprint, so that another body under the key is refused */
+  fingerprint: string;
+  /** a claim made before this instant has expired, and the key may be claimed again */
+  keptSince: string;
+}
+
+/** A submission refused because another one holds its `Idempotency-Key`: nothing was charged. */
+export type KeyTaken = { ok: false; keyTaken: true };
+
+/** The job accepted under an `Idempotency-Key`, with the fingerprint of the body that claimed it. */
+export type KeyHolder = { job: JobRecord; fingerprint: string };
+
+/**
  * One `POST /tts` submission being accepted: the charge, the job, its queue
  * slot and its publication on `tts.jobs` made one write in effect, so that
  * after any crash a charge has exactly one job (see README, "Jobs").
@@ -69,8 +90,9 @@ export interface JobSubmission {
    * billing tries (core/billing/service.ts `charge` with `write`). A queued
    * job also takes its queue slot here: `QueueFull` when `limits` are
    * reached. `{ ok: false, grant }` when the conditional charge lost.
+   * `KeyTaken` when another submission holds the submission's key.
    */
-  write(cmd: ChargeCommand, charge: Charge): Promise<ChargeWriteResult | QueueFull>;
+  write(cmd: ChargeCommand, charge: Charge): Promise<ChargeWriteResult | QueueFull | KeyTaken>;
   /** the billing refused after every attempt: undo what `write` left (nothing was charged) */
   abandon(): Promise<void>;
 }
@@ -79,9 +101,16 @@ export interface JobsStore {
   /**
    * Opens the submission of `job` (status `queued`, or `completed` for a
    * content-cache hit, which takes no queue slot); `job.charge` is set by
-   * `write`. No I/O until `write`.
+   * `write`. With `key`, the job is accepted only if no other holds it.
+   * No I/O until `write`.
    */
-  submission(job: JobRecord, limits: QueueLimits): JobSubmission;
+  submission(job: JobRecord, limits: QueueLimits, key?: SubmissionKey): JobSubmission;
+  /**
+   * The job accepted under `key` since `keptSince`; `'pending'` while that
+   * submission is still being charged (its outcome unknown yet); null when
+   * no job holds the key.
+   */
+  acceptedWithKey(key: string, keptSince: string): Promise<KeyHolder | 'pending' | null>;
   /** accepted jobs whose `tts.jobs` message is not yet known to be published, accepted before `before` */
   unpublished(before: string, limit: number): Promise<string[]>;
   /** their messages were published */

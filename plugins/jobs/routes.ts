@@ -39,9 +39,11 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
       const idempotencyKey = ctx.get('idempotency-key') || undefined;
       if (idempotencyKey !== undefined) ctx.set('Idempotency-Key', idempotencyKey);
       // The fingerprint is of the body as sent, so a replay matches whatever defaults apply.
-      const result = await runIdempotent(idempotency, auth.keyId, idempotencyKey, ctx.request.body, () =>
-        service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome }),
-      (err) => logger.warn('the idempotency record was not saved; a retry with this key is refused as in flight until it expires', { err: err as Error }));
+      const result = await runIdempotent(idempotency, auth.keyId, idempotencyKey, ctx.request.body, (claim) =>
+        service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome }, claim), {
+        heldAnswer: (claim) => service.heldAnswer(claim),
+        onStoreError: (err) => logger.warn('the idempotency record was not saved; a retry with this key is answered from the job it accepted', { err: err as Error }),
+      });
       if (result.replayed) {
         ctx.set('Idempotent-Replayed', 'true');
         // A replay charges nothing and is not a new request in usage.

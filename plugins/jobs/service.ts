@@ -16,6 +16,7 @@ import { refuseUnspeakable } from '../../core/speechkit/text/speech-text-request
 import { inspectStoredAudio } from '../../core/speechkit/audio/stored.ts';
 import type { SubmitJobBody } from './schemas.ts';
 import { jobView, JOB_LINK_TTL_SECONDS } from './view.ts';
+import { IdempotencyKeyTaken, type HeldAnswer, type IdempotencyClaim } from '../../core/http/idempotency.ts';
 
 export const QUEUE_RETRY_SECONDS = 15;
 
@@ -83,6 +84,21 @@ export function createJobsService(deps: JobsDeps) {
     return renderEstimate.ms;
   }
 
+  /** The answer `POST /tts` gave when it accepted `job`: completed at once from the cache (a job that never started), else queued. */
+  function acceptedAnswer(job: JobRecord): { status: number; body: Record<string, unknown> } {
+    if (job.status === 'completed' && job.startedAt === null && job.audioKey !== null) {
+      const link = downloads.sign(job.audioKey, JOB_LINK_TTL_SECONDS);
+      return {
+        status: 201,
+        body: {
+          jobId: job.id, status: 'completed', message: 'The same audio was already rendered; it is ready to download.',
+          audioUrl: link.url, audioUrlExpiresIn: link.expiresIn, duration: job.durationSeconds,
+        },
+      };
+    }
+    return { status: 201, body: { jobId: job.id, status: 'queued', message: 'Job queued. Poll GET /api/v1/tts/' + job.id + ' every 2 to 3 seconds.' } };
+  }
+
   async function queueInfo(job: JobRecord) {
     if (job.status !== 'queued') return null;
     const [position, renderMs] = await Promise.all([jobs.queuePosition(job.id), recentRenderMs()]);
@@ -90,7 +106,8 @@ export function createJobsService(deps: JobsDeps) {
   }
 
   return {
-    async submit(body: SubmitJobBody, c: SubmitContext): Promise<{ status: number; body: Record<string, unknown> }> {
+    /** `claim`: the request's Idempotency-Key, recorded with the job it accepts (one job per key). */
+    async submit(body: SubmitJobBody, c: SubmitContext, claim: IdempotencyClaim | null = null): Promise<{ status: number; body: Record<string, unknown> }> {
       validateReadableText(body.text);
       const engine = catalog.resolveEngine(body.engine);
       const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: c.auth.accountId, allowClones: true, param: 'voiceId' });
@@ -116,13 +133,14 @@ export function createJobsService(deps: JobsDeps) {
         completedAt: cachedPresent ? now : null,
       };
       // One write accepts it: the queue limits (a queued job only), the charge, the job and its publication.
-      const submission = jobs.submission(job, { maxDepth: config.limits.queueMaxDepth, perAccount: config.limits.userQueueMax });
+      const submission = jobs.submission(job, { maxDepth: config.limits.queueMaxDepth, perAccount: config.limits.userQueueMax }, claim ?? undefined);
       try {
         job.charge = await c.billing.charge({
           engine, tokens, grants,
           write: async (cmd, charge) => {
             const written = await submission.write(cmd, charge);
             if ('queueFull' in written) throw queueFull(written.queueFull, config.limits.userQueueMax);
+            if ('keyTaken' in written) throw new IdempotencyKeyTaken();
             return written;
           },
         });
@@ -134,19 +152,19 @@ export function createJobsService(deps: JobsDeps) {
       if (cachedPresent) {
         c.outcome.cacheHit = true;
         c.outcome.audioSeconds = cachedPresent.durationSeconds;
-        const link = downloads.sign(cachedPresent.audioKey, JOB_LINK_TTL_SECONDS);
-        return {
-          status: 201,
-          body: {
-            jobId: job.id, status: 'completed', message: 'The same audio was already rendered; it is ready to download.',
-            audioUrl: link.url, audioUrlExpiresIn: link.expiresIn, duration: cachedPresent.durationSeconds,
-          },
-        };
+        return acceptedAnswer(job);
       }
       c.outcome.queued = true;
       // Published after the answer; shutdown waits for it (the outcome's pending work), a crash leaves it to the recovery.
       c.outcome.pending.push(deps.jobPublisher.publish(job.id));
-      return { status: 201, body: { jobId: job.id, status: 'queued', message: 'Job queued. Poll GET /api/v1/tts/' + job.id + ' every 2 to 3 seconds.' } };
+      return acceptedAnswer(job);
+    },
+
+    /** The answer of the submission accepted under an Idempotency-Key, from the jobs store. */
+    async heldAnswer(claim: IdempotencyClaim): Promise<HeldAnswer> {
+      const held = await jobs.acceptedWithKey(claim.key, claim.keptSince);
+      if (held === null || held === 'pending') return held;
+      return { fingerprint: held.fingerprint, response: acceptedAnswer(held.job) };
     },
 
     async getOne(jobId: string, accountId: string): Promise<Record<string, unknown>> {

@@ -54,10 +54,14 @@ function countersContract(adapter: string, open: Open): void {
     t.is(decisions.filter((d) => d.allowed).length, 20);
   });
 
-  it('idempotency: the first begin reserves the key, later ones see it in flight', async (c, t) => {
+  it('idempotency: the first begin reserves the key, later ones see it in flight since when it began', async (c, t) => {
     const key = `idem_${randomUUID()}`;
+    const before = Date.now();
     t.is(await c.idempotency.begin(key, 'fp1', 60), null);
-    t.deepEqual(await c.idempotency.begin(key, 'fp2', 60), { state: 'in_flight', fingerprint: 'fp1' });
+    const seen = await c.idempotency.begin(key, 'fp2', 60);
+    t.like(seen, { state: 'in_flight', fingerprint: 'fp1' });
+    const startedAt = seen?.state === 'in_flight' ? seen.startedAt ?? 0 : 0;
+    t.true(startedAt >= before && startedAt <= Date.now(), 'the reservation says when its request began');
     const racers = await Promise.all(Array.from({ length: 10 }, () => c.idempotency.begin(`${key}:race`, 'fp', 60)));
     t.is(racers.filter((r) => r === null).length, 1);
   });

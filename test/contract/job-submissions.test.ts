@@ -6,7 +6,7 @@ import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
 import { createMongoDocuments } from '../../core/adapters/documents/mongo.ts';
 import type { ChargeCommand, Documents, Grant, LedgerEntry } from '../../core/ports/documents.ts';
 import type { Charge } from '../../core/ports/charge.ts';
-import type { JobRecord, QueueLimits } from '../../core/ports/jobs.ts';
+import type { JobRecord, QueueLimits, SubmissionKey } from '../../core/ports/jobs.ts';
 
 /**
  * The `POST /tts` submission contract (core/ports/jobs.ts `JobSubmission`),
@@ -54,14 +54,29 @@ function attemptOn(grant: Grant, tokens = PRICE): { cmd: ChargeCommand; charge: 
 }
 
 /** Submits like the billing service does: a charge that lost a race with a concurrent one is attempted again. */
-async function submit(docs: Documents, grant: Grant, limits: QueueLimits, overrides: Partial<JobRecord> = {}) {
+async function submit(docs: Documents, grant: Grant, limits: QueueLimits, overrides: Partial<JobRecord> = {}, key?: SubmissionKey) {
   const job = newJob(grant.accountId, overrides);
-  const submission = docs.jobs.submission(job, limits);
+  const submission = docs.jobs.submission(job, limits, key);
   for (let attempt = 1; ; attempt++) {
     const { cmd, charge } = attemptOn(grant);
     const result = await submission.write(cmd, charge);
-    if (result.ok || 'queueFull' in result || attempt === 5) return { job, charge, result };
+    if (result.ok || 'queueFull' in result || 'keyTaken' in result || attempt === 5) {
+      // As the billing service does after a refusal: the submission is abandoned.
+      if (!result.ok) await submission.abandon();
+      return { job, charge, result };
+    }
   }
+}
+
+const KEPT_SINCE = '2026-11-20T10:00:00.000Z';
+function idempotencyKey(fingerprint = 'fp-1', keptSince = KEPT_SINCE): SubmissionKey {
+  return { key: `key_1:idem-${randomUUID()}`, fingerprint, keptSince };
+}
+
+/** The job holding `key` once every accepted charge has been handed to its job (a store may say pending until then). */
+async function holderOf(docs: Documents, key: SubmissionKey) {
+  await relayHandOver(docs);
+  return docs.jobs.acceptedWithKey(key.key, key.keptSince);
 }
 
 /** What the ledger outbox relay does before publishing: hand charges to their jobs. */
@@ -189,6 +204,72 @@ function submissionContract(adapter: string, open: Open): void {
     t.is(await docs.jobs.countActiveByAccount(poor.accountId), 1);
     t.true((await submit(docs, rich, limits)).result.ok, 'the dropped submission gave its slot back');
     t.is((await docs.grants.get(poor.id))!.usedTokens, 0);
+  });
+
+  it('Idempotency-Key: one job per key; a second submission under it is refused before any charge, and the key names the first job', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant(`acct_${randomUUID()}`));
+    const key = idempotencyKey('fp-first');
+    t.is(await docs.jobs.acceptedWithKey(key.key, key.keptSince), null, 'no job holds a new key');
+    const first = await submit(docs, grant, ROOMY, {}, key);
+    t.true(first.result.ok);
+    const second = await submit(docs, grant, ROOMY, {}, { ...key, fingerprint: 'fp-second' });
+    t.deepEqual(second.result, { ok: false, keyTaken: true });
+    t.is(await docs.jobs.get(second.job.id), null, 'the refused submission stored no job');
+    t.is((await docs.grants.get(grant.id))!.usedTokens, PRICE, 'charged once');
+    t.is(await docs.jobs.countActiveByAccount(grant.accountId), 1);
+    const holder = await holderOf(docs, key);
+    t.like(holder, { fingerprint: 'fp-first', job: { id: first.job.id, status: 'queued', charge: first.charge } });
+    t.true((await submit(docs, grant, ROOMY)).result.ok, 'submissions without a key are not held to it');
+  });
+
+  it('Idempotency-Key: concurrent submissions under one key accept exactly one job and charge once', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant(`acct_${randomUUID()}`));
+    const key = idempotencyKey();
+    const results = await Promise.all(Array.from({ length: 12 }, () => submit(docs, grant, ROOMY, {}, key)));
+    const accepted = results.filter((r) => r.result.ok);
+    t.is(accepted.length, 1);
+    for (const r of results.filter((x) => !x.result.ok)) t.deepEqual(r.result, { ok: false, keyTaken: true });
+    t.is((await docs.grants.get(grant.id))!.usedTokens, PRICE);
+    t.like(await holderOf(docs, key), { job: { id: accepted[0]!.job.id } });
+  });
+
+  it('Idempotency-Key: a refused submission (queue full, or unpaid) leaves its key free', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant(`acct_${randomUUID()}`));
+    const key = idempotencyKey();
+    t.like((await submit(docs, grant, { maxDepth: 1000, perAccount: 0 }, {}, key)).result, { ok: false, queueFull: 'account' });
+    t.is(await holderOf(docs, key), null);
+    const poor = await docs.grants.create(newGrant(grant.accountId, { totalTokens: PRICE - 1 }));
+    t.like((await submit(docs, poor, ROOMY, {}, key)).result, { ok: false });
+    t.is(await holderOf(docs, key), null);
+    const kept = await submit(docs, grant, ROOMY, {}, key);
+    t.true(kept.result.ok, 'the key is free for the retry');
+    t.like(await holderOf(docs, key), { job: { id: kept.job.id } });
+  });
+
+  it('Idempotency-Key: a claim older than the key is kept no longer holds it', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant(`acct_${randomUUID()}`));
+    const key = idempotencyKey('fp-old', '2026-11-20T10:00:00.000Z');
+    const old = await submit(docs, grant, ROOMY, { createdAt: '2026-11-20T09:00:00.000Z' }, key);
+    t.true(old.result.ok);
+    t.is(await holderOf(docs, key), null, 'claimed before keptSince: expired');
+    t.like(await docs.jobs.acceptedWithKey(key.key, '2026-11-19T10:00:00.000Z'), { job: { id: old.job.id } }, 'still held for an earlier keptSince');
+    const fresh = await submit(docs, grant, ROOMY, {}, { ...key, fingerprint: 'fp-new' });
+    t.true(fresh.result.ok);
+    t.like(await holderOf(docs, key), { fingerprint: 'fp-new', job: { id: fresh.job.id } });
+  });
+
+  it('Idempotency-Key: crash repair frees the key of a submission whose charge never landed', async (docs, t) => {
+    const poor = await docs.grants.create(newGrant(`acct_${randomUUID()}`, { totalTokens: 10 }));
+    const key = idempotencyKey();
+    // The process "dies" after the write, before abandoning.
+    const cut = newJob(poor.accountId);
+    const { cmd, charge } = attemptOn(poor);
+    t.like(await docs.jobs.submission(cut, ROOMY, key).write(cmd, charge), { ok: false });
+    await docs.jobs.repair(FUTURE, FUTURE);
+    t.is(await holderOf(docs, key), null);
+    const rich = await docs.grants.create(newGrant(poor.accountId));
+    const kept = await submit(docs, rich, ROOMY, {}, key);
+    t.true(kept.result.ok, 'the key is free once the dropped submission is repaired');
   });
 
   it('the ledger relay hand-over returns the charge entries no job holds', async (docs, t) => {

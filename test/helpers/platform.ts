@@ -29,10 +29,12 @@ export interface TestPlatform {
  * (test/helpers/checked-fetch.ts).
  */
 export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-test-'));
+  // A DATA_DIR given by the test outlives this platform (a restart on the same files); one made here does not.
+  const ownsDataDir = env.DATA_DIR === undefined;
+  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'vieneu-test-'));
   // bootstrap() goes through the admin API, so the admin plugin is always loaded.
   const plugins = env.PLUGINS && !env.PLUGINS.split(',').includes('admin') ? { PLUGINS: `${env.PLUGINS},admin` } : {};
-  const config = loadConfig({ PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env, ...plugins } as NodeJS.ProcessEnv);
+  const config = loadConfig({ PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env, DATA_DIR: dataDir, ...plugins } as NodeJS.ProcessEnv);
   const platform = await startPlatform(config, {});
   const url = platform.url!;
   const unwatch = await watchPlatform(url, platform.server).catch(async (err: unknown) => {
@@ -70,7 +72,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     async stop() {
       const undocumented = unwatch();
       await platform.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
       if (undocumented.length > 0) throw new UndocumentedResponse(undocumented);
     },
   };

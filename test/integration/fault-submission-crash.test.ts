@@ -4,7 +4,10 @@
  * may stay queued without its bus message, and every grant must reconcile
  * with the ledger. Runs on the embedded stack and on MongoDB (no
  * multi-document transactions there: job first, then the charge, then the
- * relay's hand-over and the crash repair).
+ * relay's hand-over and the crash repair). Every request carries an
+ * Idempotency-Key, and all are sent again after the restart: the in-memory
+ * record of each key died with the process, so the retries are answered
+ * from the jobs themselves (the key is recorded in the accept's own write).
  */
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,7 +55,7 @@ async function jobsOf(accountIds: string[], stackEnv: Record<string, string>, da
 
 for (const stack of recordStacks('submission crash')) {
   test(`${stack.name}: SIGKILL during a burst of ${BURST} POST /tts; after restart every charge has exactly one job that completes or is refunded, and the ledger reconciles`, async (t) => {
-    t.timeout(170_000);
+    t.timeout(200_000);
     const use = stack.use();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-crash-'));
     let child: ChildPlatform | null = null;
@@ -74,13 +77,14 @@ for (const stack of recordStacks('submission crash')) {
 
     let answered = 0;
     let killed: Promise<void> | null = null;
+    const request = (url: string, i: number) => fetch(`${url}/api/v1/tts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accounts[i % 3].apiKey}`, 'content-type': 'application/json', 'idempotency-key': `crash-burst-${i}` },
+      body: JSON.stringify({ text: `Câu thử số ${i} trong loạt gửi trước khi tiến trình bị dừng đột ngột.` }),
+    });
     const outcomes = await Promise.all(Array.from({ length: BURST }, async (_, i) => {
       try {
-        const res = await fetch(`${base}/api/v1/tts`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${accounts[i % 3].apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ text: `Câu thử số ${i} trong loạt gửi trước khi tiến trình bị dừng đột ngột.` }),
-        });
+        const res = await request(base, i);
         const body = await res.json();
         if (++answered === KILL_AFTER) killed = child!.kill('SIGKILL');
         return { status: res.status, jobId: body.jobId as string | undefined };
@@ -141,5 +145,21 @@ for (const stack of recordStacks('submission crash')) {
     t.is(await jobsStore.countActive(), 0);
     t.deepEqual(await jobsStore.unpublished('9999-01-01T00:00:00.000Z', 10), [], 'nothing left to publish');
     t.log(`${charges.length} charges, ${jobs.filter((j) => j.status === 'completed').length} jobs completed, ${refunded.size} refunded, ${jobs.filter((j) => !j.charge).length} submissions dropped uncharged`);
+
+    // Every request of the burst again, with its key: an accepted one is replayed, whether or not its answer
+    // reached the client, and one that never got through is accepted now. One charged job per key in the end.
+    const retries = await Promise.all(Array.from({ length: BURST }, async (_, i) => {
+      const res = await request(p.url, i);
+      const body = await res.json();
+      return { status: res.status, replayed: res.headers.get('idempotent-replayed') === 'true', jobId: body.jobId as string | undefined, code: body.code };
+    }));
+    t.deepEqual(retries.filter((r) => r.status !== 201), [], 'every retry is answered 201');
+    outcomes.forEach((o, i) => {
+      if (o.status === 201) t.like(retries[i], { replayed: true, jobId: o.jobId }, `request ${i} was accepted before the kill: its retry is a replay`);
+    });
+    const after = (await jobsOf(accountIds, use.env, dataDir)).filter((j) => j.charge);
+    t.is(new Set(retries.map((r) => r.jobId)).size, BURST, 'one job per key');
+    t.deepEqual(after.map((j) => j.id).sort(), retries.map((r) => r.jobId!).sort(), 'every charged job is the one its key names');
+    t.log(`${retries.filter((r) => r.replayed).length} retries replayed (${accepted.length} were answered before the kill), ${retries.filter((r) => !r.replayed).length} accepted afresh`);
   });
 }

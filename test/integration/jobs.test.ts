@@ -114,6 +114,34 @@ test('IDEMPOTENCY_IN_FLIGHT (409) while the first call is still running', async 
   t.is(res.headers.get('retry-after'), '1');
 });
 
+test('Idempotency-Key: a job accepted whose answer was never recorded is replayed from the job, not refused as in flight for a day', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const store = (await p.platform.service(coreServices.counters)).idempotency;
+  const body = { text: 'Câu trả lời của yêu cầu này không được ghi lại vì kho đếm gặp lỗi.' };
+  // The counters store fails after the accept, as when the process dies between the two writes.
+  const complete = store.complete;
+  store.complete = async () => {
+    throw new Error('counters store lost');
+  };
+  let first;
+  try {
+    first = await submit(acct.apiKey, body, { 'Idempotency-Key': 'unrecorded-key-1' });
+  } finally {
+    store.complete = complete;
+  }
+  t.is(first.res.status, 201);
+  const balance = async () => (await (await p.api('/balance', { key: acct.apiKey })).json()).totalRemainingTokens;
+  const before = await balance();
+  const retry = await submit(acct.apiKey, body, { 'Idempotency-Key': 'unrecorded-key-1' });
+  t.is(retry.res.status, 201);
+  t.is(retry.res.headers.get('idempotent-replayed'), 'true');
+  t.is(retry.body.jobId, first.body.jobId);
+  t.is(await balance(), before, 'no second charge');
+  const other = await submit(acct.apiKey, { text: 'Một thân bài khác dưới cùng khoá.' }, { 'Idempotency-Key': 'unrecorded-key-1' });
+  t.is(other.res.status, 422);
+  t.is(other.body.code, 'IDEMPOTENCY_KEY_REUSED');
+});
+
 test('GET /tts/{jobId}: another account’s job is 404', async (t) => {
   const a = await p.bootstrap();
   const b = await p.bootstrap();

@@ -50,7 +50,7 @@ function createMemoryIdempotency(): IdempotencyStore & { sweep(): void } {
       const ms = ttlMs(ttlSeconds);
       const existing = live(key);
       if (existing !== null) return JSON.parse(existing) as IdempotencyRecord;
-      const record: IdempotencyRecord = { state: 'in_flight', fingerprint };
+      const record: IdempotencyRecord = { state: 'in_flight', fingerprint, startedAt: Date.now() };
       records.set(key, { json: JSON.stringify(record), expiresAt: Date.now() + ms });
       return null;
     },

@@ -161,7 +161,7 @@ function createRedisIdempotency(redis: Redis, prefix: string, ready: () => void)
   return {
     async begin(key, fingerprint, ttlSeconds) {
       ready();
-      const record: IdempotencyRecord = { state: 'in_flight', fingerprint };
+      const record: IdempotencyRecord = { state: 'in_flight', fingerprint, startedAt: Date.now() };
       const existing = await begin([prefix + key], [JSON.stringify(record), ttlMs(ttlSeconds)]);
       return typeof existing === 'string' ? (JSON.parse(existing) as IdempotencyRecord) : null;
     },

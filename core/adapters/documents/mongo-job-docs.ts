@@ -4,7 +4,8 @@ import type { JobRecord } from '../../ports/jobs.ts';
  * A job document: the record, its place in the queue, and the state of its
  * submission (see mongo-submissions.ts): `submission` while a `POST /tts`
  * is being accepted, `slot` while it holds queue slots, `publishPending`
- * until its `tts.jobs` message is known to be out.
+ * until its `tts.jobs` message is known to be out, and the `Idempotency-Key`
+ * it was submitted with (unique among the jobs that carry one).
  */
 export type JobDoc = Omit<JobRecord, 'id'> & {
   _id: string;
@@ -12,7 +13,12 @@ export type JobDoc = Omit<JobRecord, 'id'> & {
   submission?: 'pending' | 'charged' | 'abandoned';
   slot?: true;
   publishPending?: true;
+  idempotencyKey?: string;
+  idempotencyFingerprint?: string;
 };
+
+/** What a job document holds beside its record. */
+type DocOnly = 'submission' | 'slot' | 'publishPending' | 'idempotencyKey' | 'idempotencyFingerprint';
 
 export const ACTIVE = ['queued', 'processing'] as const;
 
@@ -31,7 +37,7 @@ export function nextQueueSeq(): number {
 
 export const isQueueable = (job: Pick<JobRecord, 'status'>) => (ACTIVE as readonly string[]).includes(job.status);
 
-export function toJobDoc(job: JobRecord, extra: Partial<Pick<JobDoc, 'submission' | 'slot' | 'publishPending'>> = {}): JobDoc {
+export function toJobDoc(job: JobRecord, extra: Partial<Pick<JobDoc, DocOnly>> = {}): JobDoc {
   const { id, ...rest } = job;
   return { ...rest, _id: id, ...(isQueueable(job) ? { seq: nextQueueSeq() } : {}), ...extra };
 }
@@ -39,7 +45,10 @@ export function toJobDoc(job: JobRecord, extra: Partial<Pick<JobDoc, 'submission
 /** The record of a job document; null for a document that is not a job. */
 export function fromDoc(doc: JobDoc | null): JobRecord | null {
   if (!doc || doc.status === undefined) return null;
-  const { _id, seq: _seq, submission: _submission, slot: _slot, publishPending: _publishPending, ...rest } = doc;
+  const {
+    _id, seq: _seq, submission: _submission, slot: _slot, publishPending: _publishPending,
+    idempotencyKey: _key, idempotencyFingerprint: _fingerprint, ...rest
+  } = doc;
   return { ...rest, id: _id };
 }
 

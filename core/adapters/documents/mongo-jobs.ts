@@ -151,5 +151,7 @@ async function createJobIndexes(jobs: Collection<JobDoc>): Promise<void> {
     { key: { accountId: 1 }, name: 'holding_slots', partialFilterExpression: { slot: true } },
     { key: { submission: 1, createdAt: 1 }, name: 'submissions_pending', partialFilterExpression: { submission: 'pending' } },
     { key: { publishPending: 1, createdAt: 1 }, name: 'publications_pending', partialFilterExpression: { publishPending: true } },
+    // One job per Idempotency-Key: a second insert under a key collides. Sparse: jobs without one are not in it.
+    { key: { idempotencyKey: 1 }, name: 'idempotency_key', unique: true, sparse: true },
   ]);
 }

@@ -1,8 +1,9 @@
 import type { Collection } from 'mongodb';
 import type { ChargeCommand, ChargeWriteResult, LedgerEntry } from '../../ports/documents.ts';
-import type { JobsStore } from '../../ports/jobs.ts';
+import { MongoServerError } from 'mongodb';
+import type { JobsStore, KeyHolder } from '../../ports/jobs.ts';
 import { insertHoldingSlots, type QueueSlots } from './mongo-queue-slots.ts';
-import { toJobDoc, type JobDoc } from './mongo-job-docs.ts';
+import { fromDoc, toJobDoc, type JobDoc } from './mongo-job-docs.ts';
 import { unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
 
 /**
@@ -25,6 +26,12 @@ import { unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
  * (`repair`) drops a submission still pending after a while whose entry is
  * in no outbox: its charge never landed. Should one land after all (a
  * process that stalled), its job no longer holds it and the relay refunds it.
+ *
+ * A submission with an `Idempotency-Key` writes the key on its job, under a
+ * unique index: a second job under the key collides at step 1, before any
+ * charge. A dropped submission's job leaves the index (deleted, or its key
+ * unset by the repair), and a claim older than the key's retention is unset
+ * before the insert, so the key is free again in both cases.
  */
 
 export interface SubmissionBilling {
@@ -34,7 +41,9 @@ export interface SubmissionBilling {
   chargeQueued(accountId: string, chargeId: string): Promise<boolean>;
 }
 
-type SubmissionMethods = Pick<JobsStore, 'submission' | 'unpublished' | 'markPublished' | 'confirmCharges' | 'repair'>;
+type SubmissionMethods = Pick<JobsStore, 'submission' | 'acceptedWithKey' | 'unpublished' | 'markPublished' | 'confirmCharges' | 'repair'>;
+
+const DUPLICATE_KEY = 11000;
 
 /** Stale submissions looked at per repair run. */
 const REPAIR_BATCH = 200;
@@ -48,18 +57,27 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
     if (failed) throw failed;
   };
   return {
-    submission(job, limits) {
+    submission(job, limits, key) {
       const queued = job.status === 'queued';
       let inserted = false;
       return {
         async write(cmd, charge) {
           if (!inserted) {
-            const doc = toJobDoc({ ...job, charge }, queued ? { submission: 'pending', slot: true, publishPending: true } : { submission: 'pending' });
-            if (queued) {
-              const full = await insertHoldingSlots(slots, job.accountId, limits, () => insertJob(doc), () => jobs.deleteOne({ _id: doc._id }));
-              if (full) return { ok: false, queueFull: full };
-            } else {
-              await insertJob(doc);
+            const keyed = key ? { idempotencyKey: key.key, idempotencyFingerprint: key.fingerprint } : {};
+            const doc = toJobDoc({ ...job, charge }, queued ? { submission: 'pending', slot: true, publishPending: true, ...keyed } : { submission: 'pending', ...keyed });
+            // A claim the key's retention has outlived no longer holds it.
+            if (key) await jobs.updateOne({ idempotencyKey: key.key, createdAt: { $lt: key.keptSince } }, { $unset: { idempotencyKey: '', idempotencyFingerprint: '' } });
+            try {
+              if (queued) {
+                const full = await insertHoldingSlots(slots, job.accountId, limits, () => insertJob(doc), () => jobs.deleteOne({ _id: doc._id }));
+                if (full) return { ok: false, queueFull: full };
+              } else {
+                await insertJob(doc);
+              }
+            } catch (err) {
+              // The job's id is new, so a duplicate is the key: another job holds it, and nothing was charged.
+              if (key && err instanceof MongoServerError && err.code === DUPLICATE_KEY) return { ok: false, keyTaken: true };
+              throw err;
             }
             inserted = true;
           } else {
@@ -76,6 +94,14 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
           if (before?.slot) await slots.release(job.accountId);
         },
       };
+    },
+
+    async acceptedWithKey(key, keptSince): Promise<KeyHolder | 'pending' | null> {
+      const doc = await jobs.findOne({ idempotencyKey: key, createdAt: { $gte: keptSince } });
+      const job = fromDoc(doc);
+      if (!doc || !job || doc.submission === 'abandoned') return null;
+      if (doc.submission === 'pending') return 'pending';
+      return { job, fingerprint: doc.idempotencyFingerprint ?? '' };
     },
 
     async unpublished(before, limit) {
@@ -125,7 +151,7 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
               submission: 'abandoned', status: 'failed', charge: null, errorCode: 'synthesis_unavailable',
               error: 'The submission was interrupted before it was charged.', completedAt: now, leaseOwner: null, leaseUntil: null,
             },
-            $unset: { slot: '', publishPending: '' },
+            $unset: { slot: '', publishPending: '', idempotencyKey: '', idempotencyFingerprint: '' },
           },
           { returnDocument: 'before', projection: { slot: 1 } },
         );

@@ -72,6 +72,14 @@ CREATE TABLE IF NOT EXISTS tts_audio_cache (
 -- written in the transaction that accepts the job, deleted once published.
 -- It holds only what is in flight, so it has no index to write: a row is one
 -- append at the end of the table.
+-- The Idempotency-Key each keyed job was accepted under, written in the
+-- transaction that accepts it: one job per key while the key is kept.
+CREATE TABLE IF NOT EXISTS tts_job_keys (
+  key TEXT PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tts_job_outbox (
   seq INTEGER PRIMARY KEY,
   job_id TEXT NOT NULL,
