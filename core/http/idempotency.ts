@@ -124,9 +124,15 @@ export async function runIdempotent(
   } catch (err) {
     if (err instanceof IdempotencyKeyTaken) {
       // Another request got through under the key (its record lost, or it ran beside a retry that took over).
-      const answer = await held();
-      if (answer === null || answer === 'pending') throw inFlight();
-      return answer;
+      // This request's own reservation must not outlive it unless it records that request's answer.
+      const release = () => store.abandon(storeKey).catch(() => undefined);
+      const answer = await held().catch(async (refusal: unknown) => {
+        await release();
+        throw refusal;
+      });
+      if (answer !== null && answer !== 'pending') return answer;
+      await release();
+      throw inFlight();
     }
     // A refused request charged nothing, so the client may fix it and retry with the same key.
     await store.abandon(storeKey).catch(() => undefined);

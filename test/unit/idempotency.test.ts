@@ -88,6 +88,7 @@ test('a work that finds the key taken (the record was lost) answers with the job
   t.deepEqual(await store.begin('idem:key_1:order-0005', 'x', 60), { state: 'done', fingerprint: fingerprint(BODY), status: 201, body: ACCEPTED.body });
   const err = await apiError(runIdempotent(store, 'key_1', 'order-0006', BODY, taken, { heldAnswer: held('pending') }));
   t.like(err, { status: 409, code: 'IDEMPOTENCY_IN_FLIGHT' });
+  t.is(await store.begin('idem:key_1:order-0006', 'x', 60), null, 'nor while the holder is pending');
 });
 
 test('the job holding the key was submitted with another body: IDEMPOTENCY_KEY_REUSED, whichever way it is found', async (t) => {
@@ -97,6 +98,7 @@ test('the job holding the key was submitted with another body: IDEMPOTENCY_KEY_R
     throw new IdempotencyKeyTaken();
   };
   t.like(await apiError(runIdempotent(store, 'key_1', 'order-0007', BODY, taken, { heldAnswer: held(other) })), { status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
+  t.is(await store.begin('idem:key_1:order-0007', 'x', 60), null, 'the refused request left no reservation to hold the key against its own body');
   await store.begin('idem:key_1:order-0008', fingerprint(BODY), 60);
   t.like(await apiError(runIdempotent(store, 'key_1', 'order-0008', BODY, work, { heldAnswer: held(other) })), { status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
 });
