@@ -68,10 +68,6 @@ CREATE TABLE IF NOT EXISTS tts_audio_cache (
   audio_key TEXT NOT NULL,
   duration_seconds REAL NOT NULL
 );
--- Accepted jobs whose tts.jobs message is not yet known to be published:
--- written in the transaction that accepts the job, deleted once published.
--- It holds only what is in flight, so it has no index to write: a row is one
--- append at the end of the table.
 -- The Idempotency-Key each keyed job was accepted under, written in the
 -- transaction that accepts it: one job per key while the key is kept.
 CREATE TABLE IF NOT EXISTS tts_job_keys (
@@ -80,6 +76,10 @@ CREATE TABLE IF NOT EXISTS tts_job_keys (
   fingerprint TEXT NOT NULL,
   created_at TEXT NOT NULL
 ) WITHOUT ROWID;
+-- Accepted jobs whose tts.jobs message is not yet known to be published:
+-- written in the transaction that accepts the job, deleted once published.
+-- It holds only what is in flight, so it has no index to write: a row is one
+-- append at the end of the table.
 CREATE TABLE IF NOT EXISTS tts_job_outbox (
   seq INTEGER PRIMARY KEY,
   job_id TEXT NOT NULL,
