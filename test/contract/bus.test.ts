@@ -75,6 +75,17 @@ function busContract(name: string, harness: () => Harness) {
     t.deepEqual(got.get(b.topic), [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
   });
 
+  withBus('one publish larger than a broker takes in one request (3 MB under one key) is delivered whole, in publication order', async (t, bus) => {
+    const { topic, group } = names();
+    const padding = 'x'.repeat(1000);
+    await bus.publish(topic, Array.from({ length: 3000 }, (_, i) => ({ id: `m${i}`, key: 'one', value: { n: i, padding } })));
+    const seen: number[] = [];
+    const sub = await bus.subscribeBatch<{ n: number }>({ topic, group, maxBatch: 5000, maxWaitMs: 200, handler: async (batch) => void seen.push(...batch.map((m) => m.value.n)) });
+    await eventually(() => seen.length >= 3000, 30_000);
+    await sub.stop();
+    t.deepEqual(seen, Array.from({ length: 3000 }, (_, i) => i));
+  });
+
   withBus('messages with the same key are handled in publication order; concurrency handles partitions in parallel', async (t, bus) => {
     const { topic, group } = names();
     for (let round = 0; round < 4; round++) await bus.publish(topic, messages(20, (i) => `k${i % 5}`, round * 20));

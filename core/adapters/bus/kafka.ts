@@ -56,6 +56,36 @@ const BATCH_HEARTBEAT_MS = 500;
 /** Partition batches a batch subscriber takes at once: more than a topic has, so a whole fetch can join one batch. */
 const BATCH_PARTITIONS_AT_ONCE = 64;
 
+/**
+ * Most bytes of keys and values in one produce request of a publish. A
+ * broker refuses a record batch over `message.max.bytes` (1 MB by default)
+ * for good, and kafkajs sends each partition's share of a request as one
+ * batch: a publish of many messages (the usage aggregator dead-letters a
+ * whole batch's malformed events at once) failed on every retry, and the
+ * embedded bus took it. A larger publish goes out in chunks of this size,
+ * in order; one message over the broker's limit is still refused.
+ */
+export const PUBLISH_CHUNK_BYTES = 512 * 1024;
+
+/** Consecutive runs of records, each under `maxBytes` of keys and values unless a single record is larger. */
+export function chunkRecords(records: Array<{ key: string; value: string }>, maxBytes: number): Array<Array<{ key: string; value: string }>> {
+  const chunks: Array<Array<{ key: string; value: string }>> = [];
+  let chunk: Array<{ key: string; value: string }> = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = Buffer.byteLength(record.key) + Buffer.byteLength(record.value);
+    if (chunk.length > 0 && bytes + size > maxBytes) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(record);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
 const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
@@ -151,15 +181,20 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     const publishedAt = new Date().toISOString();
     const records = messages.map((m) => ({ key: m.key, value: JSON.stringify({ id: m.id, value: m.value, publishedAt } satisfies Envelope) }));
     const deadline = Date.now() + publishTimeoutMs;
-    for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
-      try {
-        await ensureTopic(topic);
-        const refused = await sendInTurn({ topic, messages: records });
-        if (refused) throw refused;
-        return;
-      } catch (error) {
-        if (closed || !isTransient(error) || Date.now() + wait > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, wait));
+    // A single message needs no measuring (every request publishes its outcome alone).
+    const chunks = records.length === 1 ? [records] : chunkRecords(records, PUBLISH_CHUNK_BYTES);
+    // In order: a chunk sent is not sent again when a later one is retried.
+    for (const chunk of chunks) {
+      for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+        try {
+          await ensureTopic(topic);
+          const refused = await sendInTurn({ topic, messages: chunk });
+          if (refused) throw refused;
+          break;
+        } catch (error) {
+          if (closed || !isTransient(error) || Date.now() + wait > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
       }
     }
   }
