@@ -49,11 +49,16 @@ const stack = [process.env.MONGODB_URL ? 'MongoDB' : null, process.env.KAFKA_BRO
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-bench-'));
 const bare = await spawnServer('test/bench/bare-koa.ts');
+// A platform that cannot start (a stale build, a port) must not leave the bare server running behind the bench.
 const platform = await spawnServer('core/main.ts', {
   DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: process.env.BENCH_ROLES ?? 'api',
   ...LOAD_GENERATOR_ENV,
   // BENCH_EDGE_OFF=1 turns the edge phase off, to compare its cost.
   ...(process.env.BENCH_EDGE_OFF === '1' ? { EDGE_REQUESTS_PER_MINUTE: '0', EDGE_CONNECTIONS: '0' } : {}),
+}).catch(async (err: unknown) => {
+  await bare.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  throw err;
 });
 try {
   const boot = await fetch(`${platform.url}/admin/v1/bootstrap`, {
