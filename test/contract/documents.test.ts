@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import { openEmbeddedDb, openMemoryDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteDocuments } from '../../core/adapters/documents/sqlite.ts';
 import { createMongoDocuments } from '../../core/adapters/documents/mongo.ts';
+import { DomainError } from '../../core/errors.ts';
 import type { ChargeCommand, Documents, Grant, LedgerEntry } from '../../core/ports/documents.ts';
 
 /** The documents contract, run against every adapter. */
@@ -435,6 +436,27 @@ if (mongoUrl) {
     t.true(results.every((r) => r.ok));
     t.is(writes, 1);
     t.is((await docs.grants.get(grant.id))?.usedTokens, 210);
+  });
+
+  test('mongo: a grant whose outbox is full (the bus behind) refuses charges with 503, charging nothing, until the relay takes the entries; refunds still land', async (t) => {
+    const dbName = `contract_docs_${randomUUID().slice(0, 8)}`;
+    t.teardown(async () => void (await client.db(dbName).dropDatabase()));
+    const docs = await createMongoDocuments(client, dbName, { outboxLimit: 3 });
+    const grant = await docs.grants.create(newGrant());
+    const charges = [chargeOf(grant, 10), chargeOf(grant, 10), chargeOf(grant, 10)];
+    for (const cmd of charges) t.true((await docs.grants.charge(cmd)).ok);
+    const refused = await docs.grants.charge(chargeOf(grant, 10)).then(() => null, (err: unknown) => err);
+    t.true(refused instanceof DomainError, 'refused, not charged as lost');
+    t.like(refused, { kind: 'unavailable', details: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 } });
+    const burst = await Promise.allSettled(Array.from({ length: 5 }, () => docs.grants.charge(chargeOf(grant, 10))));
+    t.true(burst.every((r) => r.status === 'rejected'), 'a turn of charges together is refused as well');
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 30, 'nothing charged beyond the room');
+    t.true((await docs.grants.refund(refundOf(charges[0]!))).applied, 'a refund is never held back');
+    // The relay publishes what waits: the grant takes charges again.
+    const pending = await docs.outbox.pending(100);
+    await docs.outbox.markPublished(pending.filter((e) => e.grantId === grant.id).map((e) => e.id));
+    t.true((await docs.grants.charge(chargeOf(grant, 10))).ok);
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 30);
   });
 } else {
   console.log('documents contract: MongoDB adapter skipped, MONGODB_URL is not set');

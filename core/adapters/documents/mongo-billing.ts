@@ -8,6 +8,8 @@ import type {
 } from '../../ports/documents.ts';
 import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
 import { perTurn, readsPerTurn } from '../per-turn.ts';
+import { DomainError } from '../../errors.ts';
+import { UNREACHABLE_RETRY_SECONDS } from '../../http/unreachable.ts';
 
 /**
  * Grants, outbox and ledger on MongoDB without multi-document transactions
@@ -45,6 +47,30 @@ const REFUNDED_CHARGES_KEPT = 20_000;
  * code answers CONCURRENT_CONFLICT when no grant can be charged).
  */
 const MAX_PLANS = 5;
+
+/**
+ * Most entries a grant's outbox array may hold. The array drains only as
+ * the relay hands entries to the bus, so while the bus is down every charge
+ * on the grant grows it, and accepts go on meanwhile: at 500 charges a
+ * second on one grant, a broker outage of about 80 s would reach MongoDB's
+ * 16 MB document limit (entries are about 400 bytes), after which every
+ * charge on the grant failed with a 500, and long before it each charge
+ * rewrote a document of megabytes. At the limit (about 4 MB) a charge is
+ * refused with 503 and nothing is charged, until the relay catches up;
+ * refunds are never refused.
+ */
+export const OUTBOX_LIMIT = 10_000;
+
+export interface MongoGrantsOptions {
+  /** OUTBOX_LIMIT unless given (tests use a small one) */
+  outboxLimit?: number;
+}
+
+function ledgerBacklog(): DomainError {
+  return new DomainError('unavailable', 'This grant cannot take more charges until the event bus takes its pending ledger entries (the bus is behind or unreachable). Nothing was charged; retry in a few seconds.', {
+    code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: UNREACHABLE_RETRY_SECONDS,
+  });
+}
 
 const GRANT_PROJECTION = { outbox: 0, refundedCharges: 0, expiresAtMs: 0 } as const;
 
@@ -103,11 +129,13 @@ interface ChargeWrite {
 const writeOf = (cmd: ChargeCommand, nowMs: number): ChargeWrite =>
   ({ grantId: cmd.grantId, dayKey: cmd.dayKey, weekKey: cmd.weekKey, entries: [chargeEntry(cmd)], tokens: cmd.tokens, nowMs });
 
-function chargeFilter(write: ChargeWrite, windows: Windows): Filter<GrantDoc> {
+function chargeFilter(write: ChargeWrite, windows: Windows, outboxLimit: number): Filter<GrantDoc> {
   const { tokens } = write;
   return {
     _id: write.grantId,
     status: 'active',
+    // room in the outbox for every entry of the write
+    [`outbox.${Math.max(0, outboxLimit - write.entries.length)}`]: { $exists: false },
     $or: [{ expiresAtMs: null }, { expiresAtMs: { $gt: write.nowMs } }],
     // a retried entry id must not be counted twice
     'outbox.id': write.entries.length === 1 ? { $ne: write.entries[0].id } : { $nin: write.entries.map((e) => e.id) },
@@ -215,7 +243,10 @@ function refundPlan(cmd: RefundCommand, doc: RefundRead, ledgerTokens: number | 
   return { filter, update };
 }
 
-export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collection<LedgerDoc>): GrantsStore {
+export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collection<LedgerDoc>, options: MongoGrantsOptions = {}): GrantsStore {
+  const outboxLimit = Math.max(1, options.outboxLimit ?? OUTBOX_LIMIT);
+  const outboxFull = async (grantId: string) =>
+    (await grants.countDocuments({ _id: grantId, [`outbox.${outboxLimit - 1}`]: { $exists: true } }, { limit: 1 })) > 0;
   const read = async (id: string): Promise<Grant | null> => {
     const doc = await grants.findOne({ _id: id }, { projection: GRANT_PROJECTION });
     return doc ? toGrant(doc) : null;
@@ -231,7 +262,7 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
     return byAccount;
   });
   const chargeOnce = async (write: ChargeWrite, windows: Windows): Promise<Grant | null> => {
-    const after = await grants.findOneAndUpdate(chargeFilter(write, windows), chargeUpdate(write, windows), {
+    const after = await grants.findOneAndUpdate(chargeFilter(write, windows, outboxLimit), chargeUpdate(write, windows), {
       returnDocument: 'after',
       projection: GRANT_PROJECTION,
     });
@@ -319,6 +350,8 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
         // The plan matches the grant as read, and the grant as read cannot pay: refused. (A grant that can pay
         // as read was changed between the write and the read, e.g. another charge opened the day's window.)
         if (now.day === windows.day && now.week === windows.week && !canPay(fresh, cmd, nowMs, now)) return { ok: false, grant: fresh };
+        // A grant that can pay missed for another reason: a race, or an outbox with no room left.
+        if (await outboxFull(cmd.grantId)) throw ledgerBacklog();
         windows = now;
       }
       return { ok: false, grant: await read(cmd.grantId) };

@@ -11,7 +11,7 @@ import type {
   Documents,
   KeysStore,
 } from '../../ports/documents.ts';
-import { chargeQueuedIn, createBillingIndexes, createMongoGrants, type GrantDoc, type LedgerDoc } from './mongo-billing.ts';
+import { chargeQueuedIn, createBillingIndexes, createMongoGrants, type GrantDoc, type LedgerDoc, type MongoGrantsOptions } from './mongo-billing.ts';
 import { createMongoLedger, createMongoOutbox } from './mongo-ledger.ts';
 
 /**
@@ -33,12 +33,12 @@ function fromDoc<T extends { id: string }>(doc: Doc<T> | null): T | null {
   return { ...rest, id: _id } as unknown as T;
 }
 
-export async function createMongoDocuments(client: MongoClient, dbName: string): Promise<Documents> {
+export async function createMongoDocuments(client: MongoClient, dbName: string, options: MongoGrantsOptions = {}): Promise<Documents> {
   const db = client.db(dbName);
   await createIndexes(db);
   const grants = db.collection<GrantDoc>('grants');
   const ledger = db.collection<LedgerDoc>('ledger');
-  const grantsStore = createMongoGrants(grants, ledger);
+  const grantsStore = createMongoGrants(grants, ledger, options);
   return {
     accounts: createAccounts(db),
     keys: createKeys(db),
