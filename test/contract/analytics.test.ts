@@ -2,7 +2,6 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { createClient } from '@clickhouse/client';
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery } from '../../core/ports/analytics.ts';
 import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
@@ -12,6 +11,7 @@ import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickho
 import { sqlIdentifier, sqlString } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import { aggregateStatements } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
 import { dropAggregateStatements, ensureAggregates } from '../../core/adapters/analytics/clickhouse-backfill.ts';
+import { reachable } from '../helpers/reachable.ts';
 
 const FROM = new Date('2026-03-01T00:00:00.000Z');
 const TO = new Date('2026-03-03T00:00:00.000Z');
@@ -280,12 +280,6 @@ function analyticsContract(name: string, open: () => Promise<Analytics>) {
   });
 }
 
-/** ava needs every test declared synchronously, so the probe runs in a child process. */
-function reachable(url: string): boolean {
-  const probe = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
-  return spawnSync(process.execPath, ['-e', probe], { timeout: 5000 }).status === 0;
-}
-
 const dataDir = mkdtempSync(path.join(tmpdir(), 'analytics-contract-'));
 const db = openEmbeddedDb(dataDir);
 test.after.always(() => {
@@ -428,7 +422,6 @@ function history(p: string, seed: number) {
   }
   return { rounds, accounts: [`${p}acct-0`, `${p}acct-1`] };
 }
-
 
 function exactnessAgainstSqlite(options: { url: string; database: string; user: string; password: string }) {
   const windows = HISTORY_WINDOWS;

@@ -1,10 +1,10 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { createClient } from '@clickhouse/client';
 import type { OutcomeEvent } from '../../core/ports/analytics.ts';
 import { createClickHouseAnalytics } from '../../core/adapters/analytics/clickhouse.ts';
 import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
+import { reachable } from '../helpers/reachable.ts';
 
 /**
  * The usage aggregator met one failed batch per bench round: `write EPIPE`
@@ -18,11 +18,6 @@ import { sqlIdentifier } from '../../core/adapters/analytics/clickhouse-sql.ts';
 const TITLE = 'a kept-alive ClickHouse socket closed by the server while the event loop was busy: the insert still lands, every row once';
 const clickhouseUrl = new URL(process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123');
 const IDLE_CLOSE_MS = 100;
-
-function reachable(url: string): boolean {
-  const probe = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
-  return spawnSync(process.execPath, ['-e', probe], { timeout: 5000 }).status === 0;
-}
 
 /** A TCP proxy to ClickHouse on a worker thread (its timers run while this thread is busy); resolves its port. */
 const PROXY = `

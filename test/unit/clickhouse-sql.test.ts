@@ -1,5 +1,4 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
 import { createClient } from '@clickhouse/client';
 import { sqlDateTime, sqlIdentifier, sqlNumber, sqlString, sqlStringList } from '../../core/adapters/analytics/clickhouse-sql.ts';
 import { p95FromLevels, usagePlan } from '../../core/adapters/analytics/clickhouse-usage.ts';
@@ -7,6 +6,7 @@ import { closeContributions, latestClose, timeRanges } from '../../core/adapters
 import type { CloseRow, EventRow } from '../../core/adapters/analytics/clickhouse-schema.ts';
 import { P95_LEVELS } from '../../core/adapters/analytics/clickhouse-aggregates.ts';
 import { quantileIndex } from '../../core/adapters/analytics/report.ts';
+import { reachable } from '../helpers/reachable.ts';
 
 test('sqlString quotes plain text', (t) => {
   t.is(sqlString('abc'), "'abc'");
@@ -123,12 +123,6 @@ test('a queued row moves to its latest close: the contributions of every close s
   // Ties on time go to the greater id, as ClickHouse's argMax over (at_ms, id) and SQLite's ORDER BY at_ms DESC, id DESC.
   t.is(latestClose([close('b', 5, 'ok'), close('a', 5, 'ok')])!.id, 'b');
 });
-
-/** ava needs every test declared synchronously, so the probe runs in a child process. */
-function reachable(url: string): boolean {
-  const probe = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
-  return spawnSync(process.execPath, ['-e', probe], { timeout: 5000 }).status === 0;
-}
 
 const clickhouseUrl = process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
 if (reachable(new URL('/ping', clickhouseUrl).href)) {

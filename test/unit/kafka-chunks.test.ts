@@ -1,5 +1,5 @@
 import test from 'ava';
-import { chunkRecords } from '../../core/adapters/bus/kafka.ts';
+import { chunkRecords } from '../../core/adapters/bus/kafka-support.ts';
 
 const record = (key: string, bytes: number) => ({ key, value: 'v'.repeat(bytes) });
 

@@ -58,3 +58,33 @@ export function isTransient(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Most bytes of keys and values in one produce request of a publish. A
+ * broker refuses a record batch over `message.max.bytes` (1 MB by default)
+ * for good, and kafkajs sends each partition's share of a request as one
+ * batch: a publish of many messages (the usage aggregator dead-letters a
+ * whole batch's malformed events at once) failed on every retry, and the
+ * embedded bus took it. A larger publish goes out in chunks of this size,
+ * in order; one message over the broker's limit is still refused.
+ */
+export const PUBLISH_CHUNK_BYTES = 512 * 1024;
+
+/** Consecutive runs of records, each under `maxBytes` of keys and values unless a single record is larger. */
+export function chunkRecords(records: Array<{ key: string; value: string }>, maxBytes: number): Array<Array<{ key: string; value: string }>> {
+  const chunks: Array<Array<{ key: string; value: string }>> = [];
+  let chunk: Array<{ key: string; value: string }> = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = Buffer.byteLength(record.key) + Buffer.byteLength(record.value);
+    if (chunk.length > 0 && bytes + size > maxBytes) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(record);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}

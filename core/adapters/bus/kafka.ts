@@ -1,7 +1,7 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
-import { consumerGroupId, isRetriable, isTransient, quietLogCreator, retryRetriable } from './kafka-support.ts';
+import { chunkRecords, consumerGroupId, isRetriable, isTransient, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
 import { batchGatherer } from './batch-gatherer.ts';
 import { perTurn } from '../per-turn.ts';
 
@@ -55,36 +55,6 @@ const BATCH_FETCH = { maxBytesPerPartition: 8 << 20, maxBytes: 32 << 20 };
 const BATCH_HEARTBEAT_MS = 500;
 /** Partition batches a batch subscriber takes at once: more than a topic has, so a whole fetch can join one batch. */
 const BATCH_PARTITIONS_AT_ONCE = 64;
-
-/**
- * Most bytes of keys and values in one produce request of a publish. A
- * broker refuses a record batch over `message.max.bytes` (1 MB by default)
- * for good, and kafkajs sends each partition's share of a request as one
- * batch: a publish of many messages (the usage aggregator dead-letters a
- * whole batch's malformed events at once) failed on every retry, and the
- * embedded bus took it. A larger publish goes out in chunks of this size,
- * in order; one message over the broker's limit is still refused.
- */
-export const PUBLISH_CHUNK_BYTES = 512 * 1024;
-
-/** Consecutive runs of records, each under `maxBytes` of keys and values unless a single record is larger. */
-export function chunkRecords(records: Array<{ key: string; value: string }>, maxBytes: number): Array<Array<{ key: string; value: string }>> {
-  const chunks: Array<Array<{ key: string; value: string }>> = [];
-  let chunk: Array<{ key: string; value: string }> = [];
-  let bytes = 0;
-  for (const record of records) {
-    const size = Buffer.byteLength(record.key) + Buffer.byteLength(record.value);
-    if (chunk.length > 0 && bytes + size > maxBytes) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 0;
-    }
-    chunk.push(record);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
 
 /** How long a new topic may take to get a leader on every partition. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
