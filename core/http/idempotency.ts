@@ -115,7 +115,9 @@ export async function runIdempotent(
     if (existing.state === 'done') return { replayed: true, response: { status: existing.status, body: existing.body } };
     // In flight: finished after all (its answer never recorded), still running, or died before accepting anything.
     const answer = await held();
-    if (answer === 'pending' || (answer === null && now - (existing.startedAt ?? 0) < IN_FLIGHT_STALE_SECONDS * 1000)) throw inFlight();
+    // A mark without its start (written by an older version, whose accepts claim no key) is never taken over.
+    const abandoned = existing.startedAt !== undefined && now - existing.startedAt >= IN_FLIGHT_STALE_SECONDS * 1000;
+    if (answer === 'pending' || (answer === null && !abandoned)) throw inFlight();
     if (answer !== null) return answer;
   }
   let response: StoredResponse;

@@ -19,7 +19,7 @@ export interface RateLimiter {
 }
 
 export type IdempotencyRecord =
-  /** `startedAt`: when the request holding the key began (ms since the epoch), absent in records of older versions */
+  /** `startedAt`: when the request holding the key began (ms since the epoch); absent in records of older versions, which are never taken over */
   | { state: 'in_flight'; fingerprint: string; startedAt?: number }
   | { state: 'done'; fingerprint: string; status: number; body: unknown; headers?: Record<string, string> };
 

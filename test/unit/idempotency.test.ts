@@ -78,6 +78,14 @@ test(`a key in flight for over ${IN_FLIGHT_STALE_SECONDS} s with no job: its req
   t.deepEqual(await runIdempotent(store, 'key_1', 'order-0004', BODY, work), { replayed: true, response: ACCEPTED });
 });
 
+test('a key in flight without its start (marked by an older version, whose accepts claim no key) is never taken over', async (t) => {
+  const { store, runs, work } = harness();
+  const older = { ...store, begin: async () => ({ state: 'in_flight' as const, fingerprint: fingerprint(BODY) }) };
+  const err = await apiError(runIdempotent(older, 'key_1', 'order-0011', BODY, work, { heldAnswer: held(null), now: () => Date.now() + 3600_000 }));
+  t.like(err, { status: 409, code: 'IDEMPOTENCY_IN_FLIGHT' });
+  t.deepEqual(runs, []);
+});
+
 test('a work that finds the key taken (the record was lost) answers with the job that holds it, or 409 while it is pending', async (t) => {
   const { store } = harness();
   const taken = async () => {
