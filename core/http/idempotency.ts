@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { IdempotencyStore } from '../ports/counters.ts';
+import type { SubmissionKey } from '../ports/jobs.ts';
 import { ApiError } from '../errors.ts';
 import { UNREACHABLE_RETRY_SECONDS } from './unreachable.ts';
 
@@ -31,11 +32,7 @@ export type IdempotentResult = { replayed: boolean; response: StoredResponse };
  * does not: its record lost (an embedded process restarted, a Redis that
  * lost data), or left in flight by a process that died before saving it.
  */
-export interface IdempotencyClaim {
-  key: string;
-  fingerprint: string;
-  keptSince: string;
-}
+export type IdempotencyClaim = SubmissionKey;
 
 /** Thrown by a keyed work whose write found the key held by another request: nothing was charged. */
 export class IdempotencyKeyTaken extends Error {

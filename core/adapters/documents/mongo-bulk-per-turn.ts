@@ -1,6 +1,9 @@
 import { MongoBulkWriteError, MongoServerError, type AnyBulkWriteOperation, type Collection, type Document } from 'mongodb';
 import { perTurn } from '../per-turn.ts';
 
+/** MongoDB's duplicate-key error code: a unique index refused a write. */
+export const DUPLICATE_KEY = 11000;
+
 /** A statement's own failure within a shared bulk write (a duplicate key...). */
 export type StatementError = MongoServerError;
 

@@ -1,6 +1,7 @@
 import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb';
 import type { LedgerEntry, LedgerStore, OutboxStore } from '../../ports/documents.ts';
 import type { GrantDoc, LedgerDoc } from './mongo-billing.ts';
+import { DUPLICATE_KEY } from './mongo-bulk-per-turn.ts';
 
 /**
  * The outbox (entries queued inside grant documents by charges and refunds,
@@ -45,7 +46,7 @@ export function createMongoLedger(ledger: Collection<LedgerDoc>): LedgerStore {
         await ledger.insertOne({ ...rest, _id: id });
         return true;
       } catch (err) {
-        if (err instanceof MongoServerError && err.code === 11000) return false;
+        if (err instanceof MongoServerError && err.code === DUPLICATE_KEY) return false;
         throw err;
       }
     },

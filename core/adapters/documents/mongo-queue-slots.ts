@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import type { QueueLimits } from '../../ports/jobs.ts';
-import { unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
+import { DUPLICATE_KEY, unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
 
 /**
  * Queue depth counters on MongoDB (`tts_queue_slots`): one document for the
@@ -32,7 +32,6 @@ interface SlotDoc {
   n: number;
 }
 
-const DUPLICATE_KEY = 11000;
 /** Attempts of a reservation refused by a counter that was no longer full when read again. */
 const RESERVE_TRIES = 4;
 

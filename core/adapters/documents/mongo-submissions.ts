@@ -4,7 +4,7 @@ import { MongoServerError } from 'mongodb';
 import type { JobsStore, KeyHolder } from '../../ports/jobs.ts';
 import { insertHoldingSlots, type QueueSlots } from './mongo-queue-slots.ts';
 import { fromDoc, toJobDoc, type JobDoc } from './mongo-job-docs.ts';
-import { unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
+import { DUPLICATE_KEY, unorderedBulkPerTurn } from './mongo-bulk-per-turn.ts';
 
 /**
  * `POST /tts` submissions on MongoDB, without multi-document transactions.
@@ -43,7 +43,6 @@ export interface SubmissionBilling {
 
 type SubmissionMethods = Pick<JobsStore, 'submission' | 'acceptedWithKey' | 'unpublished' | 'markPublished' | 'confirmCharges' | 'repair'>;
 
-const DUPLICATE_KEY = 11000;
 
 /** Stale submissions looked at per repair run. */
 const REPAIR_BATCH = 200;
