@@ -58,8 +58,8 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
     }
   }
   if (isUnreachableDependency(err)) {
-    logger?.warn('a store or broker could not be reached; answered 503', { err: err as Error });
-    return new ApiError(503, 'A service this request needs cannot be reached right now. Nothing was charged for a request that failed this way; retry in a few seconds.', {
+    logger?.warn('a store or broker could not be reached or take the write; answered 503', { err: err as Error });
+    return new ApiError(503, 'A service this request needs is unavailable right now. Nothing was charged for a request that failed this way; retry in a few seconds.', {
       code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: UNREACHABLE_RETRY_SECONDS,
     });
   }

@@ -1,7 +1,9 @@
 /**
  * Bus port: keyed topics, consumer groups, at-least-once delivery, offsets
  * committed only after the handler succeeds. A message that keeps failing is
- * moved to `<topic>.dlq` after `maxAttempts`.
+ * moved to `<topic>.dlq` after `maxAttempts`; a failure because a store or
+ * broker was out of reach (or a disk full) uses up no attempt, so an outage
+ * delays messages and dead-letters none.
  * Adapters: core/adapters/bus/local.ts (durable log in the embedded database
  * file) and core/adapters/bus/kafka.ts (kafkajs).
  */
@@ -31,7 +33,7 @@ export interface SubscribeOptions<T = unknown> {
   handler: MessageHandler<T>;
   /** messages handled at once within this subscriber (default 1) */
   concurrency?: number;
-  /** deliveries before a message goes to the dead-letter topic (default 5) */
+  /** failed deliveries before a message goes to the dead-letter topic (default 5); an unreachable dependency's failures do not count */
   maxAttempts?: number;
 }
 

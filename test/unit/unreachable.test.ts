@@ -2,7 +2,7 @@ import test from 'ava';
 import { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { isUnreachableDependency } from '../../core/http/unreachable.ts';
 
-/** A store or broker out of reach is a 503 to retry (core/http/envelopes.ts); anything else stays a 500. */
+/** A store or broker out of reach, or a disk that cannot take the write, is a 503 to retry (core/http/envelopes.ts); anything else stays a 500. */
 const named = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(name), { name }, extra);
 const labelled = (...labels: string[]) => Object.assign(new Error('bulk'), { name: 'MongoBulkWriteError', hasErrorLabel: (l: string) => labels.includes(l) });
 
@@ -16,6 +16,10 @@ const table: Array<[string, unknown, boolean]> = [
   ['a wrapped cause, two levels down', new Error('outer', { cause: new Error('middle', { cause: Object.assign(new Error('x'), { code: 'ETIMEDOUT' }) }) }), true],
   ['MongoDB: a duplicate key (a real refusal, no labels)', Object.assign(named('MongoServerError', { code: 11000 }), { hasErrorLabel: () => false }), false],
   ['a programming error', new TypeError('x is undefined'), false],
+  ['SQLite: the disk is full (better-sqlite3\'s SqliteError code)', Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }), true],
+  ['SQLite: a disk I/O error on write', Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), true],
+  ['the audio directory: no space left on the device', Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }), true],
+  ['SQLite: a constraint (a real refusal)', Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_UNIQUE' }), false],
   ['SQLite busy (handled where it happens)', Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }), false],
   ['not an error at all', 'boom', false],
   ['null', null, false],

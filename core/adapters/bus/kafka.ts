@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
-import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
+import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, usesAnAttempt, type BusErrorReporter } from './retry.ts';
 import { chunkRecords, consumerGroupId, isRetriable, isTransient, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
 import { batchGatherer } from './batch-gatherer.ts';
 import { perTurn } from '../per-turn.ts';
@@ -240,14 +240,14 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           const { partition } = batch;
           /** Handles one message until it succeeds or is dead-lettered; false when stopped first (left uncommitted). */
           const deliver = async (message: KafkaMessage): Promise<boolean> => {
-            for (let attempt = 1; ; attempt++) {
+            for (let attempt = 1, failures = 0; ; attempt++) {
               if (control.stopped() || !isRunning() || isStale()) return false;
               try {
                 await handler(decode<T>(message, attempt));
                 return true;
               } catch (error) {
                 onError(error, { topic, group, ids: [`${partition}@${message.offset}`], attempt });
-                if (attempt >= maxAttempts) {
+                if (usesAnAttempt(error) && ++failures >= maxAttempts) {
                   await deadLetter(topic, message);
                   return true;
                 }

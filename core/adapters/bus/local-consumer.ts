@@ -1,7 +1,7 @@
 import type { BusMessage } from '../../ports/bus.ts';
 import type { GroupState, Member } from './local-group.ts';
 import type { MessageLog, StoredMessage } from './local-log.ts';
-import { backoffMs, type BusErrorReporter } from './retry.ts';
+import { backoffMs, usesAnAttempt, type BusErrorReporter } from './retry.ts';
 
 /** Consumer loops of the local bus: fetch from the committed offset, handle, commit only after success. */
 
@@ -37,13 +37,13 @@ async function loop(ctx: ConsumerContext, step: () => Promise<void>): Promise<vo
 
 /** Delivers one message until it succeeds or is dead-lettered; false when stopped first (left uncommitted). */
 async function deliver<T>(ctx: ConsumerContext, stored: StoredMessage, handler: (m: BusMessage<T>) => Promise<void>, maxAttempts: number): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1, failures = 0; ; attempt++) {
     try {
       await handler(toBusMessage<T>(stored, attempt));
       return true;
     } catch (error) {
       ctx.onError(error, { topic: ctx.topic, group: ctx.group, ids: [stored.id], attempt });
-      if (attempt >= maxAttempts) {
+      if (usesAnAttempt(error) && ++failures >= maxAttempts) {
         ctx.deadLetter(stored);
         return true;
       }

@@ -5,6 +5,7 @@ import { runBatchWorker, runMessageWorker, type ConsumerContext } from './local-
 import { GroupState, Member } from './local-group.ts';
 import { openMessageLog, type StoredMessage } from './local-log.ts';
 import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
+import { isUnreachableDependency } from '../../http/unreachable.ts';
 
 /**
  * The embedded bus: a durable, partitioned log in the shared SQLite file with
@@ -26,6 +27,11 @@ export interface LocalBusOptions {
   retainPerPartition?: number;
   /** handler failures; defaults to one line on stderr */
   onError?: BusErrorReporter;
+  /**
+   * how long a publish keeps trying while the file cannot take the write (a
+   * full or failing disk) before it fails (default 120000, as on Kafka)
+   */
+  publishTimeoutMs?: number;
 }
 
 interface SharedState {
@@ -51,6 +57,7 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
   const pollMs = opts.pollMs ?? 250;
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
   const onError = opts.onError ?? loggerReporter('local');
+  const publishTimeoutMs = opts.publishTimeoutMs ?? 120_000;
   const log = openMessageLog(db, opts.partitions ?? 8, opts.retainPerPartition ?? 100_000);
   const shared = sharedState(db);
   const subscriptions = new Set<Subscription>();
@@ -100,9 +107,24 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
   }
 
   return {
+    /*
+     * A write the disk cannot take (full, failing) wrote nothing: it is tried
+     * again, as the Kafka adapter resends while the broker is out of reach,
+     * so that what callers publish without an outbox of their own (every
+     * request's outcome) survives until space is freed.
+     */
     async publish<T>(topic: string, messages: OutgoingMessage<T>[]) {
       if (messages.length === 0) return;
-      await log.appendGrouped(topic, messages);
+      const deadline = Date.now() + publishTimeoutMs;
+      for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+        try {
+          await log.appendGrouped(topic, messages);
+          break;
+        } catch (error) {
+          if (closed || !isUnreachableDependency(error) || Date.now() + wait > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+      }
       shared.published.emit(topic);
     },
 

@@ -1,4 +1,5 @@
 import { createLogger, type Logger } from '../../logger.ts';
+import { isUnreachableDependency } from '../../http/unreachable.ts';
 
 /** Retry and dead-letter rules shared by both bus adapters, so they fail the same way. */
 
@@ -8,6 +9,19 @@ export type BusErrorReporter = (error: unknown, context: { topic: string; group:
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const DLQ_SUFFIX = '.dlq';
 const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * Whether a failed delivery uses up one of the message's `maxAttempts`. A
+ * store or broker out of reach, or a disk that cannot take the write
+ * (`isUnreachableDependency`), says nothing about the message: it is retried,
+ * backing off up to 30 s, until the dependency is back, and never
+ * dead-lettered for it. A ledger entry whose MongoDB was failing over for
+ * longer than the few seconds five attempts take used to end in
+ * `ledger.entries.dlq`, missing from the ledger.
+ */
+export function usesAnAttempt(error: unknown): boolean {
+  return !isUnreachableDependency(error);
+}
 
 /** Delay before retry number `attempt + 1`: doubling from `base`, capped at 30 s. */
 export function backoffMs(base: number, attempt: number): number {
