@@ -15,9 +15,9 @@ const MAX_BACKOFF_MS = 30_000;
  * store or broker out of reach, or a disk that cannot take the write
  * (`isUnreachableDependency`), says nothing about the message: it is retried,
  * backing off up to 30 s, until the dependency is back, and never
- * dead-lettered for it. A ledger entry whose MongoDB was failing over for
- * longer than the few seconds five attempts take used to end in
- * `ledger.entries.dlq`, missing from the ledger.
+ * dead-lettered for it. A ledger entry whose MongoDB was out of reach for
+ * longer than five attempts take (each waits out the driver's 30-s server
+ * selection) used to end in `ledger.entries.dlq`, missing from the ledger.
  */
 export function usesAnAttempt(error: unknown): boolean {
   return !isUnreachableDependency(error);
