@@ -13,10 +13,11 @@ import type { JobFailedEvent } from '../core/ports/job-events.ts';
 import { EngineUnavailableError } from '../core/ports/engine.ts';
 import { DomainError, isRefusal } from '../core/errors.ts';
 import { PassThrough, Readable } from 'node:stream';
-import { once } from 'node:events';
 import { wavHeader } from '../core/speechkit/audio/wav.ts';
+import { abandonedWrite, writeWithBackPressure } from '../core/speechkit/audio/back-pressure.ts';
 import { EncoderUnavailableError } from '../core/speechkit/audio/ffmpeg.ts';
 import { isAbortError } from '../core/speechkit/abort.ts';
+import { isUnreachableDependency } from '../core/http/unreachable.ts';
 import { VoiceConfigError } from './engines/piper-config.ts';
 import { ModerationRefusal } from '../core/speechkit/text/moderation.ts';
 import { speechTextOffLoop } from '../core/speechkit/text/speech-text-request.ts';
@@ -51,10 +52,6 @@ export interface RenderedJobAudio {
 }
 
 /** Writes to a stream, waiting when the consumer is behind (back-pressure). */
-async function writeWithBackPressure(out: PassThrough, chunk: Buffer): Promise<void> {
-  if (!out.write(chunk)) await once(out, 'drain');
-}
-
 /**
  * Renders a job into the blobs port as a 48 kHz WAV with bounded memory: PCM
  * streams into a scratch blob as the engine produces it, then the WAV is
@@ -88,9 +85,7 @@ export async function renderJobToBlob(
     if (!scratch) throw new Error(`scratch audio ${scratchKey} vanished before the WAV was written`);
     await services.blobs.put(audioKey, Readable.from(withHeader(wavHeader(bytes, JOB_SAMPLE_RATE), scratch.stream)), 'audio/wav');
   } catch (err) {
-    pcm.destroy();
-    await stored.catch(() => undefined);
-    throw err;
+    throw await abandonedWrite(pcm, stored, err);
   } finally {
     await services.blobs.delete(scratchKey).catch(() => undefined);
   }
@@ -106,6 +101,12 @@ export interface RenderFailure {
   code: JobFailedEvent['error']['code'];
   message: string;
   retryable: boolean;
+  /**
+   * the store or disk the audio goes to could not be reached or take the
+   * write: nothing wrong with the job, which waits for it without using up
+   * its attempts (inference/worker.ts)
+   */
+  outage?: true;
 }
 
 export function classifyRenderError(err: unknown): RenderFailure {
@@ -121,6 +122,7 @@ export function classifyRenderError(err: unknown): RenderFailure {
   if (isAbortError(err) || (err instanceof Error && err.name === 'TimeoutError')) {
     return { code: 'synthesis_timeout', message, retryable: true };
   }
+  if (isUnreachableDependency(err)) return { code: 'synthesis_unavailable', message, retryable: true, outage: true };
   // A voice that no longer resolves or a request the engine refuses will not get better on retry.
   if (isRefusal(err) || err instanceof RangeError) {
     return { code: 'synthesis_failed', message, retryable: false };

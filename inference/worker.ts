@@ -63,6 +63,9 @@ export interface WorkerDeps {
   lifecycle: Lifecycle;
 }
 
+/** Longest wait between tries of a job whose audio store is out of reach. */
+const OUTAGE_RETRY_CAP_MS = 30_000;
+
 export async function startInferenceWorker(services: WorkerDeps, options: WorkerOptions): Promise<Subscription> {
   // The lease owner names the host and process, so an operator (or a test) can tell who holds a job.
   const owner = `worker_${hostname()}_${process.pid}_${randomUUID().slice(0, 8)}`;
@@ -111,7 +114,7 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
       void jobs.renewLease(job.id, owner, new Date(Date.now() + leaseMs).toISOString()).catch(() => undefined);
     }, Math.max(250, leaseMs / 3));
     try {
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1, outages = 0; ; attempt++) {
         const started = performance.now();
         const audioKey = `jobs/${job.id}.wav`;
         let audio: Awaited<ReturnType<typeof renderJobToBlob>>;
@@ -123,6 +126,16 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
             throw new HandedBack(job.id);
           }
           const failure = classifyRenderError(err);
+          if (failure.outage) {
+            // A storage outage of a few seconds (a MongoDB election, a full disk) used to fail and refund every job
+            // rendering meanwhile after JOB_MAX_ATTEMPTS quick tries. It is waited out instead: the lease renewer
+            // keeps the job, and shutdown still hands it back.
+            outages++;
+            logger.warn('job waits for its audio store', { jobId: job.id, outages, err: err as Error });
+            await pause(Math.min(retryBaseMs * 2 ** Math.min(outages - 1, 10), OUTAGE_RETRY_CAP_MS));
+            attempt--;
+            continue;
+          }
           const total = job.attempts + attempt - 1;
           if (!failure.retryable || total >= options.maxAttempts) {
             logger.warn('job failed permanently', { jobId: job.id, attempts: total, code: failure.code, err: err as Error });

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestPlatform } from '../helpers/platform.ts';
@@ -13,7 +13,8 @@ import { waitFor } from '../helpers/wait.ts';
  * charged, instead of a 500; reads go on; the outcome events of the refused
  * requests wait in the bus's publish retry and reach the usage analytics
  * once space is freed. The disk is a small tmpfs mounted for the test, which
- * needs root (CI runs as root); elsewhere the test says why it skipped.
+ * needs root (CI runs as root); elsewhere the test says why it skipped. The
+ * two tests share the disk, so they run one after the other.
  */
 const mountPoint = mkdtempSync(path.join(tmpdir(), 'vieneu-disk-full-'));
 let mountProblem: string | null = null;
@@ -23,9 +24,25 @@ try {
   mountProblem = String((err as { stderr?: Buffer }).stderr ?? (err as Error).message).trim().split('\n')[0] || 'mount failed';
 }
 
+const innerMounts: string[] = [];
+const umount = (dir: string) => {
+  try {
+    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+  } catch (err) {
+    console.log(`disk-full test: could not unmount ${dir}: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`);
+  }
+};
 const unmount = () => {
-  if (mountProblem === null) execFileSync('umount', ['-l', mountPoint]);
+  for (const inner of innerMounts.reverse()) umount(inner);
+  if (mountProblem === null) umount(mountPoint);
   rmSync(mountPoint, { recursive: true, force: true });
+};
+/** Fills the file system holding `dir`, leaving nothing; answers the filler's path. */
+const fill = (dir: string) => {
+  const free = statfsSync(dir);
+  const filler = path.join(dir, 'filler');
+  writeFileSync(filler, Buffer.alloc(free.bavail * free.bsize));
+  return filler;
 };
 
 if (mountProblem !== null) {
@@ -35,7 +52,7 @@ if (mountProblem !== null) {
 } else {
   test.after.always(unmount);
 
-  test('a full disk refuses writes with 503 and Retry-After, charges nothing, and keeps the refused requests\' outcome events', async (t) => {
+  test.serial('a full disk refuses writes with 503 and Retry-After, charges nothing, and keeps the refused requests\' outcome events', async (t) => {
     const p = await startTestPlatform({ DATA_DIR: path.join(mountPoint, 'data') });
     const filler = path.join(mountPoint, 'filler');
     try {
@@ -43,8 +60,7 @@ if (mountProblem !== null) {
       const balance = async () => ((await (await p.api('/balance', { key: apiKey })).json()) as { remaining: number }).remaining;
       const before = await balance();
 
-      const free = statfsSync(mountPoint);
-      writeFileSync(filler, Buffer.alloc(free.bavail * free.bsize));
+      fill(mountPoint);
 
       const refused = [];
       for (let i = 0; i < 3; i++) {
@@ -70,6 +86,39 @@ if (mountProblem !== null) {
       t.like(usage!.totals, { requests: 5, error: 4 });
     } finally {
       rmSync(filler, { force: true });
+      await p.stop();
+    }
+  });
+
+  test.serial('a full audio disk holds the jobs rendering meanwhile until space is freed: none fails or is refunded', async (t) => {
+    const dataDir = path.join(mountPoint, 'jobs');
+    const blobs = path.join(dataDir, 'blobs');
+    mkdirSync(blobs, { recursive: true });
+    // The audio directory on a disk of its own, so that the job is accepted and only its audio cannot be written.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', blobs]);
+    innerMounts.push(blobs);
+    // JOB_MAX_ATTEMPTS (3) quick tries 50 ms apart: without the wait the job failed within a second.
+    const p = await startTestPlatform({ DATA_DIR: dataDir, JOB_RETRY_BASE_MS: '50' });
+    try {
+      const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+      const filler = fill(blobs);
+      const submitted = await p.api('/tts', { method: 'POST', key: apiKey, json: { text: 'Xin chào, âm thanh này chờ ổ đĩa có chỗ trống.' } });
+      t.is(submitted.status, 201);
+      const { jobId } = (await submitted.json()) as { jobId: string };
+      const job = async () => (await (await p.api(`/tts/${jobId}`, { key: apiKey })).json()) as { status: string };
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      t.true(['queued', 'processing'].includes((await job()).status), 'still waiting while the disk is full');
+      const charged = ((await (await p.api('/balance', { key: apiKey })).json()) as { remaining: number }).remaining;
+      t.true(charged < 100_000);
+
+      rmSync(filler);
+      const done = await waitFor(async () => {
+        const current = await job();
+        return current.status === 'completed' || current.status === 'failed' ? current : null;
+      }, { timeoutMs: 30_000, what: 'the job to end' });
+      t.is(done!.status, 'completed');
+      t.is(((await (await p.api('/balance', { key: apiKey })).json()) as { remaining: number }).remaining, charged, 'charged once, nothing refunded');
+    } finally {
       await p.stop();
     }
   });

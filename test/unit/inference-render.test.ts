@@ -66,3 +66,31 @@ test('render failures are classified: unavailable and timeouts retry, refusals d
   t.like(classifyRenderError(new ApiError(400, 'Unknown voice')), { code: 'synthesis_failed', retryable: false });
   t.like(classifyRenderError(new Error('espeak-ng exited with 1')), { code: 'synthesis_failed', retryable: true });
 });
+
+test('a store out of reach or a full disk is an outage the job waits out, not one of its attempts; an engine down stays an attempt', (t) => {
+  t.like(classifyRenderError(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })), { retryable: true, outage: true });
+  t.like(classifyRenderError(Object.assign(new Error('connection 4 to 127.0.0.1:27017 closed'), { name: 'MongoNetworkError' })), { retryable: true, outage: true });
+  t.is(classifyRenderError(Object.assign(new EngineUnavailableError('down'), { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) })).outage, undefined);
+  t.is(classifyRenderError(new Error('espeak-ng exited with 1')).outage, undefined);
+});
+
+test('a store that fails mid-write ends the render with the store\'s error instead of waiting forever for it to read on', async (t) => {
+  const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  // Reads a little of the scratch PCM, then fails as a full disk does: the stream it read is destroyed.
+  const failing = {
+    ...blobs,
+    async put(_key: string, data: NodeJS.ReadableStream) {
+      for await (const _part of data) break;
+      throw full;
+    },
+  };
+  const long = 'Một câu khá dài để bộ máy đọc sinh ra nhiều âm thanh hơn một bộ đệm. '.repeat(20);
+  const err = await t.throwsAsync(
+    Promise.race([
+      renderJobToBlob({ ...services, blobs: failing } as typeof services, job({ text: long }), 'jobs/full.wav'),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the render hung')), 20_000)),
+    ]),
+  );
+  t.is(err, full);
+  t.like(classifyRenderError(err), { outage: true });
+});

@@ -7,6 +7,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { Blobs } from '../../ports/blobs.ts';
 import { wavHeader } from '../audio/wav.ts';
+import { abandonedWrite } from '../audio/back-pressure.ts';
 import { TimelineWriter } from './writer.ts';
 
 export interface StoredWav {
@@ -39,9 +40,7 @@ export async function storeTimelineWav(
     if (!scratch) throw new Error(`scratch audio ${scratchKey} vanished before the WAV was written`);
     await blobs.put(key, Readable.from(withHeader(wavHeader(timeline.samples * 2, sampleRate), scratch.stream)), 'audio/wav');
   } catch (err) {
-    pcm.destroy();
-    await stored.catch(() => undefined);
-    throw err;
+    throw await abandonedWrite(pcm, stored, err);
   } finally {
     await blobs.delete(scratchKey).catch(() => undefined);
   }

@@ -4,25 +4,9 @@
  * beyond the clip being written (the output is a stream with back-pressure).
  */
 import type { Writable } from 'node:stream';
+import { writeWithBackPressure } from '../audio/back-pressure.ts';
 
 const SILENCE_CHUNK_SAMPLES = 48_000;
-
-function waitForDrain(out: Writable): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (err?: Error) => {
-      out.off('drain', onDrain);
-      out.off('close', onClose);
-      out.off('error', done);
-      if (err) reject(err);
-      else resolve();
-    };
-    const onDrain = () => done();
-    const onClose = () => done(new Error('the audio output closed before the timeline was written'));
-    out.on('drain', onDrain);
-    out.on('close', onClose);
-    out.on('error', done);
-  });
-}
 
 export class TimelineWriter {
   /** samples written so far: the current end of the timeline */
@@ -65,6 +49,6 @@ export class TimelineWriter {
   private async write(chunk: Buffer): Promise<void> {
     if (chunk.length === 0) return;
     this.position += chunk.length >> 1;
-    if (!this.out.write(chunk)) await waitForDrain(this.out);
+    await writeWithBackPressure(this.out, chunk);
   }
 }
