@@ -39,7 +39,7 @@ export default definePlugin({
         403: { description: 'The grant cannot pay' },
         422: { description: '`CONTENT_REJECTED` (only with aiRefine)' },
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
-        503: { description: 'No worker for a voice right now, or the server is stopping; refunded' },
+        503: { description: 'No worker for a voice right now, the server is stopping, or the audio cannot be stored (`SERVICE_UNAVAILABLE`, Retry-After); refunded' },
       },
       handler: async (ctx, { body }) => {
         const { auth, billing, outcome, stopping } = ctx.state;

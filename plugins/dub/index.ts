@@ -73,7 +73,7 @@ export default definePlugin({
         403: { description: 'The grant cannot pay for a recording this long' },
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
         502: { description: 'Speech recognition failed; nothing charged' },
-        503: { description: 'Speech recognition or a worker is unavailable (`ASR_NOT_CONFIGURED`, `ASR_UNAVAILABLE`); nothing charged' },
+        503: { description: 'Speech recognition or a worker is unavailable (`ASR_NOT_CONFIGURED`, `ASR_UNAVAILABLE`; nothing charged), or the audio cannot be stored (`SERVICE_UNAVAILABLE`, Retry-After; refunded)' },
       },
       handler: async (ctx) => {
         try {
