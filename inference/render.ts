@@ -51,7 +51,6 @@ export interface RenderedJobAudio {
   durationSeconds: number;
 }
 
-/** Writes to a stream, waiting when the consumer is behind (back-pressure). */
 /**
  * Renders a job into the blobs port as a 48 kHz WAV with bounded memory: PCM
  * streams into a scratch blob as the engine produces it, then the WAV is
