@@ -27,9 +27,14 @@ export async function settleRefund(deps: Pick<AttemptDeps, 'store' | 'billing'>,
   await deps.store.updateChapter(chapter.bookId, chapter.index, { refundDue: null }, { attempt: chapter.attempt });
 }
 
-/** Fails the attempt when `when` still holds; false when the chapter had moved on (another party settled it). */
-export async function failAttempt(deps: AttemptDeps, chapter: ChapterRecord, reason: string, when: ChapterCondition): Promise<boolean> {
-  const failures = chapter.failures + 1;
+/**
+ * Fails the attempt when `when` still holds; false when the chapter had moved on (another party settled it).
+ * `outage`: the attempt failed because a store could not be reached or a disk was full, which says nothing
+ * of the chapter: it is rendered again as usual but the failure does not count towards the final third, so
+ * a long outage delays a book without failing its chapters.
+ */
+export async function failAttempt(deps: AttemptDeps, chapter: ChapterRecord, reason: string, when: ChapterCondition, outage = false): Promise<boolean> {
+  const failures = chapter.failures + (outage ? 0 : 1);
   const final = failures >= MAX_FAILURES;
   const book = await deps.store.getBook(chapter.bookId);
   // A cancelled book's chapter is not retried: it waits, cancelled, for the next start.

@@ -13,6 +13,7 @@ import type { ChapterRecord, PartRecord } from '../store/records.ts';
 import type { AudiobookSettings } from '../config.ts';
 import type { ApiWorkProbe } from '../api-work.ts';
 import { failAttempt } from '../attempts.ts';
+import { isUnreachableDependency } from '../../../core/http/unreachable.ts';
 import { planParts, scriptUnits, SILENCE } from '../script.ts';
 import { BOOK_SAMPLE_RATE, partKey, renderPart } from './part.ts';
 
@@ -146,7 +147,7 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
         throw new HandedBack(message);
       }
       const reason = err instanceof Error ? err.message : String(err);
-      await failAttempt({ ...deps, retryMs: settings.retryMs }, claimed, reason, mine(claimed));
+      await failAttempt({ ...deps, retryMs: settings.retryMs }, claimed, reason, mine(claimed), isUnreachableDependency(err));
     } finally {
       clearInterval(renewer);
       // Drops its listener on the worker-wide hand-back signal.
