@@ -100,6 +100,30 @@ test('a mastering failure is retried after growing waits; after the last the cha
   t.like((await store.listNotifications('acc_1', 5))[0], { kind: 'audiobook.completed', bookId: book.id });
 });
 
+test('an audio store out of reach or a full disk uses up no mastering attempt: after an outage longer than the retries the chapter is still mastered to MP3', async (t) => {
+  const { store, blobs, book } = await setUp(t);
+  let calls = 0;
+  const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  // Four outages, more than the two retries that lead to the WAV fallback, then the store takes the MP3.
+  const flaky: MasterFn = async (_source, _tags, sink) => {
+    calls++;
+    if (calls <= 4) throw full;
+    await sink(Readable.from([Buffer.from('ID3 mastered')]));
+    return { integratedLufs: -19, truePeakDbtp: -3, gainDb: 0 } as unknown as Awaited<ReturnType<MasterFn>>;
+  };
+  const worker = createMasteringWorker({ store, blobs, logger: createLogger('silent'), retryMs: [20, 20], master: flaky });
+  for (let i = 0; i < 4; i++) {
+    await worker.tick();
+    const chapter = (await store.getChapter(book.id, 1))!;
+    t.like(chapter, { status: 'mastering', masterAttempts: 0 });
+    t.regex(chapter.error!, /Mastering waits for the audio store \(ENOSPC/);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+  await worker.tick();
+  t.is(calls, 5);
+  t.like(await store.getChapter(book.id, 1), { status: 'completed', audioFormat: 'mp3', audioKey: `audiobooks/${book.id}/1.mp3`, error: null });
+});
+
 test('mastering reaches -19 LUFS within 0.5 LU and true peaks at most -3 dBTP as ebur128 measures the MP3, with its ID3 tags', async (t) => {
   const { store, blobs, book } = await setUp(t);
   const worker = createMasteringWorker({ store, blobs, logger: createLogger('silent'), retryMs: [1000] });

@@ -7,6 +7,7 @@ import { chapterKey, partKey } from '../render/part.ts';
 import { settleBook } from '../scheduler/settle.ts';
 import { chapterSource, chapterWav } from './assemble.ts';
 import { masterMp3, type MasterResult, type MasterSource, type Id3Tags, type Mp3Sink } from './master.ts';
+import { isUnreachableDependency } from '../../../core/http/unreachable.ts';
 
 /**
  * Mastering (pipelines role): takes rendered chapters one at a time, masters
@@ -75,9 +76,12 @@ export function createMasteringWorker(deps: MasteringDeps) {
       logger.info('audiobook chapter mastered', { bookId: book.id, chapter: claimed.index, ...result, ms: Date.now() - started });
       await deliver(book, claimed, key, 'mp3');
     } catch (err) {
-      const attempts = claimed.masterAttempts + 1;
+      // A store out of reach or a full disk says nothing of the chapter: no attempt is used up, and so an
+      // outage can never be what turns its MP3 into the WAV fallback.
+      const outage = isUnreachableDependency(err);
+      const attempts = claimed.masterAttempts + (outage ? 0 : 1);
       const reason = err instanceof Error ? err.message : String(err);
-      if (attempts > deps.retryMs.length) {
+      if (!outage && attempts > deps.retryMs.length) {
         logger.error('audiobook mastering kept failing: delivering WAV', { bookId: book.id, chapter: claimed.index, attempts, reason });
         const key = chapterKey(book.id, claimed.index, 'wav');
         try {
@@ -88,12 +92,12 @@ export function createMasteringWorker(deps: MasteringDeps) {
           logger.error('audiobook WAV delivery failed; retrying', { bookId: book.id, chapter: claimed.index, err: wavErr as Error });
         }
       }
-      const wait = deps.retryMs[Math.min(attempts, deps.retryMs.length) - 1] ?? 60_000;
+      const wait = deps.retryMs[Math.min(Math.max(attempts, 1), deps.retryMs.length) - 1] ?? 60_000;
       const retryAt = new Date(Date.now() + wait).toISOString();
       logger.warn('audiobook mastering failed; retrying', { bookId: book.id, chapter: claimed.index, attempts, retryAt, reason });
       await store.updateChapter(book.id, claimed.index, {
         masterAttempts: attempts, masterRetryAt: retryAt, leaseOwner: null, leaseUntil: null,
-        error: `Mastering attempt ${attempts} failed (${reason}); retrying at ${retryAt}.`,
+        error: outage ? `Mastering waits for the audio store (${reason}); retrying at ${retryAt}.` : `Mastering attempt ${attempts} failed (${reason}); retrying at ${retryAt}.`,
       }, { leaseOwner: owner });
     } finally {
       clearInterval(renewer);
