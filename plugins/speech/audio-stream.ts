@@ -7,6 +7,7 @@ import { encodeStream, type AudioFormat } from '../../core/speechkit/audio/index
 import type { ResponseSink } from './sink.ts';
 import { ApiError } from '../../core/errors.ts';
 import { compatBody } from '../../core/http/envelopes.ts';
+import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from '../../core/http/unreachable.ts';
 import type { RunEnd, SpeechRun } from './synthesis.ts';
 import type { SavedCopy } from './saved-copy.ts';
 import { deltaEvents, doneEvent, errorEvent } from './sse.ts';
@@ -76,11 +77,17 @@ export async function sendWholeWav(run: SpeechRun, sink: ResponseSink, output: A
 /**
  * Ends a whole WAV. Nothing was sent before the last sample, so a run that
  * did not complete still gets a status: 500 in the compatible envelope
- * (refunded), instead of a cut transfer.
+ * (refunded), instead of a cut transfer; 503 with Retry-After when the WAV
+ * could not be stored because its store was out of reach or its disk full.
  */
-export async function finishWholeWav(end: RunEnd, sink: ResponseSink): Promise<void> {
+export async function finishWholeWav(end: RunEnd, sink: ResponseSink, copy: SavedCopy): Promise<void> {
   if (end === 'complete') return sink.end();
   if (end === 'client_gone') return;
+  if (isUnreachableDependency(copy.storageError)) {
+    const unavailable = new ApiError(503, 'The audio cannot be stored right now; the tokens were refunded. Retry in a few seconds.');
+    if (!sink.answerError(503, compatBody(unavailable), { 'Retry-After': String(UNREACHABLE_RETRY_SECONDS) })) sink.cut();
+    return;
+  }
   const message = end === 'abandoned' ? 'No audio was produced for too long; the tokens were refunded.' : 'Synthesis failed; the tokens were refunded. Retry shortly.';
   if (!sink.answerError(500, compatBody(new ApiError(500, message)))) sink.cut();
 }

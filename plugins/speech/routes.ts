@@ -47,7 +47,7 @@ export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechServi
       422: { description: '`content_policy_violation` (only with aiRefine)' },
       429: { description: '`rate_limit_exceeded`: the rate limit or a spent daily or weekly cap (the two cannot be told apart here)' },
       500: { description: 'Synthesis failed; refunded' },
-      503: { description: 'No worker or encoder for the voice or format right now; refunded' },
+      503: { description: 'No worker or encoder for the voice or format right now, or a whole WAV could not be stored (a full disk, its store out of reach; Retry-After); refunded' },
     },
     handler: async (ctx, { body }) => {
       await respond(ctx, await service.audioSpeech(body, scopeOf(ctx)));

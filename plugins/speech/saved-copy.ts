@@ -47,6 +47,8 @@ export class SavedCopy {
   private readonly body = new PassThrough();
   private readonly stored: Promise<boolean>;
   private broken = false;
+  /** why storage failed, when it did: an outage (a full disk, GridFS out of reach) is a 503 for a whole WAV */
+  storageError: unknown = null;
   /** WAV only: where the samples wait until their count is known */
   private readonly scratchKey: string | null;
   private bytes = 0;
@@ -59,6 +61,7 @@ export class SavedCopy {
       () => true,
       (err: unknown) => {
         if (!this.broken) deps.logger.warn('saved copy could not be stored', { jobId, err: err as Error });
+        this.storageError ??= err;
         this.broken = true;
         return false;
       },
@@ -105,6 +108,7 @@ export class SavedCopy {
       return { size: sealed.info.size, stream: sealed.stream };
     } catch (err) {
       this.deps.logger.warn('saved WAV could not be written', { jobId: this.jobId, err: err as Error });
+      this.storageError ??= err;
       this.broken = true;
       return null;
     } finally {

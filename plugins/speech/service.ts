@@ -191,7 +191,7 @@ export function createSpeechService(services: SpeechDeps) {
         return delivery(scope, sink, started, headers, {
           write: () => (sse ? streamSse(started.run, sink, audio)
             : copy && output.format === 'wav' ? sendWholeWav(started.run, sink, audio, copy) : streamAudio(started.run, sink, audio, copy)),
-          finish: (end) => (sse ? finishSse(end, started.run, sink) : copy && output.format === 'wav' ? finishWholeWav(end, sink) : finishAudio(end, sink)),
+          finish: (end) => (sse ? finishSse(end, started.run, sink) : copy && output.format === 'wav' ? finishWholeWav(end, sink, copy) : finishAudio(end, sink)),
           async afterSettle(end, wasRefunded) {
             if (!copy) return;
             if (end === 'complete') await copy.complete(started.run.seconds, started.run.genMs ?? 0);

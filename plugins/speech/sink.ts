@@ -44,7 +44,7 @@ export class ResponseSink {
    * Answers with an error instead, when nothing of the body has been sent
    * yet (a whole file that could not be completed). False when it is too late.
    */
-  answerError(status: number, body: unknown): boolean {
+  answerError(status: number, body: unknown, headers: Record<string, string> = {}): boolean {
     const res = this.out as Writable & { headersSent?: boolean; statusCode?: number; setHeader?: (n: string, v: string) => void; removeHeader?: (n: string) => void };
     if (!this.open || res.headersSent || !res.setHeader || !res.removeHeader) return false;
     const json = Buffer.from(JSON.stringify(body));
@@ -52,6 +52,7 @@ export class ResponseSink {
     for (const name of ['Content-Length', 'X-Sample-Rate']) res.removeHeader(name);
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', String(json.length));
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     this.out.end(json);
     return true;
   }

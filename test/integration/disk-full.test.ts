@@ -90,7 +90,7 @@ if (mountProblem !== null) {
     }
   });
 
-  test.serial('a full audio disk holds the jobs rendering meanwhile until space is freed: none fails or is refunded', async (t) => {
+  test.serial('a full audio disk: a whole WAV is 503 and refunded, and the jobs rendering meanwhile wait until space is freed, none failed or refunded', async (t) => {
     const dataDir = path.join(mountPoint, 'jobs');
     const blobs = path.join(dataDir, 'blobs');
     mkdirSync(blobs, { recursive: true });
@@ -102,14 +102,25 @@ if (mountProblem !== null) {
     try {
       const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
       const filler = fill(blobs);
+      const balance = async () => ((await (await p.api('/balance', { key: apiKey })).json()) as { remaining: number }).remaining;
+      // Streamed speech does not wait for its saved copy; a whole WAV is served from it, so it cannot be answered.
+      const mp3 = await p.api('/audio/speech', { method: 'POST', key: apiKey, json: { model: 'tts-1', input: 'Xin chào.' } });
+      t.is(mp3.status, 200);
+      await mp3.arrayBuffer();
+      const paid = await balance();
+      const wav = await p.api('/audio/speech', { method: 'POST', key: apiKey, json: { model: 'tts-1', input: 'Xin chào.', response_format: 'wav' } });
+      t.is(wav.status, 503, 'a whole WAV that cannot be stored');
+      t.is(wav.headers.get('retry-after'), '5');
+      t.like(await wav.json(), { error: { type: 'api_error', code: null } });
+      t.is(await balance(), paid, 'and refunded');
       const submitted = await p.api('/tts', { method: 'POST', key: apiKey, json: { text: 'Xin chào, âm thanh này chờ ổ đĩa có chỗ trống.' } });
       t.is(submitted.status, 201);
       const { jobId } = (await submitted.json()) as { jobId: string };
       const job = async () => (await (await p.api(`/tts/${jobId}`, { key: apiKey })).json()) as { status: string };
       await new Promise((resolve) => setTimeout(resolve, 2000));
       t.true(['queued', 'processing'].includes((await job()).status), 'still waiting while the disk is full');
-      const charged = ((await (await p.api('/balance', { key: apiKey })).json()) as { remaining: number }).remaining;
-      t.true(charged < 100_000);
+      const charged = await balance();
+      t.true(charged < paid);
 
       rmSync(filler);
       const done = await waitFor(async () => {
@@ -117,7 +128,7 @@ if (mountProblem !== null) {
         return current.status === 'completed' || current.status === 'failed' ? current : null;
       }, { timeoutMs: 30_000, what: 'the job to end' });
       t.is(done!.status, 'completed');
-      t.is(((await (await p.api('/balance', { key: apiKey })).json()) as { remaining: number }).remaining, charged, 'charged once, nothing refunded');
+      t.is(await balance(), charged, 'charged once, nothing refunded');
     } finally {
       await p.stop();
     }
