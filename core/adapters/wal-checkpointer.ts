@@ -41,8 +41,21 @@ const tick = () => {
   }
   return result;
 };
+// A checkpoint the file cannot take (a full or failing disk) is tried again
+// next tick, the WAL growing meanwhile: the thread used to die of it, and
+// every checkpoint ran on the event loop again until the next restart.
+let failing = false;
 const timer = setInterval(() => {
-  const result = tick();
+  let result;
+  try {
+    result = tick();
+  } catch (error) {
+    if (!failing) parentPort.postMessage({ failed: { code: error && error.code, message: String(error && error.message || error) } });
+    failing = true;
+    return;
+  }
+  if (failing) parentPort.postMessage({ recovered: true });
+  failing = false;
   if (workerData.report) parentPort.postMessage({ result });
 }, workerData.intervalMs);
 parentPort.on('message', (message) => {
@@ -77,6 +90,8 @@ export interface CheckpointerOptions {
   restartFrames?: number;
   /** told when the thread stops on its own: the connection then checkpoints inline again */
   onFallback?: (err: Error) => void;
+  /** told when checkpoints start failing (the thread tries again every tick), and with null once one succeeds again */
+  onFailing?: (err: Error | null) => void;
   /** each checkpoint's result (tests) */
   onCheckpoint?: (result: CheckpointResult) => void;
 }
@@ -103,7 +118,7 @@ export function checkpointInBackground(db: EmbeddedDb, options: CheckpointerOpti
     db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT_PAGES}`);
     options.onFallback?.(err);
   };
-  worker.on('message', (message: { ready?: true; stopped?: true; result?: CheckpointResult }) => {
+  worker.on('message', (message: { ready?: true; stopped?: true; result?: CheckpointResult; failed?: { code?: string; message: string }; recovered?: true }) => {
     if (message.ready) {
       // The thread has the file open: from now on the serving connection leaves checkpoints to it.
       if (!stopping) db.pragma('wal_autocheckpoint = 0');
@@ -112,6 +127,10 @@ export function checkpointInBackground(db: EmbeddedDb, options: CheckpointerOpti
       stopped();
     } else if (message.result) {
       options.onCheckpoint?.(message.result);
+    } else if (message.failed) {
+      options.onFailing?.(Object.assign(new Error(message.failed.message), { code: message.failed.code }));
+    } else if (message.recovered) {
+      options.onFailing?.(null);
     }
   });
   worker.on('error', fallBack);

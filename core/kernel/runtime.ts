@@ -102,6 +102,9 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
     embedded = openEmbeddedDb(config.dataDir);
     checkpointer = checkpointInBackground(embedded, {
       onFallback: (err) => createLogger(config.logLevel).warn('WAL checkpoints run on the event loop again', { err }),
+      onFailing: (err) => (err
+        ? createLogger(config.logLevel).warn('WAL checkpoints are failing; tried again every second while the WAL grows', { err })
+        : createLogger(config.logLevel).info('WAL checkpoints succeed again')),
     });
     return embedded;
   };

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { openEmbeddedDb } from '../../core/adapters/embedded-db.ts';
+import { checkpointInBackground, type CheckpointResult } from '../../core/adapters/wal-checkpointer.ts';
 
 /**
  * The embedded defaults on a disk that fills up: every write fails with
@@ -37,11 +39,11 @@ const unmount = () => {
   if (mountProblem === null) umount(mountPoint);
   rmSync(mountPoint, { recursive: true, force: true });
 };
-/** Fills the file system holding `dir`, leaving nothing; answers the filler's path. */
-const fill = (dir: string) => {
+/** Fills the file system holding `dir`, leaving `leave` bytes; answers the filler's path. */
+const fill = (dir: string, leave = 0) => {
   const free = statfsSync(dir);
   const filler = path.join(dir, 'filler');
-  writeFileSync(filler, Buffer.alloc(free.bavail * free.bsize));
+  writeFileSync(filler, Buffer.alloc(Math.max(0, free.bavail * free.bsize - leave)));
   return filler;
 };
 
@@ -131,6 +133,37 @@ if (mountProblem !== null) {
       t.is(await balance(), charged, 'charged once, nothing refunded');
     } finally {
       await p.stop();
+    }
+  });
+
+  test.serial('a WAL checkpoint the full disk refuses is tried again: the checkpoint thread carries on once space is freed', async (t) => {
+    const dir = path.join(mountPoint, 'wal');
+    const db = openEmbeddedDb(dir);
+    db.exec('CREATE TABLE t (x BLOB)');
+    const results: CheckpointResult[] = [];
+    const failing: Array<Error | null> = [];
+    let fellBack: Error | null = null;
+    const checkpointer = checkpointInBackground(db, {
+      intervalMs: 20, onCheckpoint: (r) => results.push(r), onFailing: (e) => failing.push(e), onFallback: (e) => { fellBack = e; },
+    });
+    try {
+      t.true(await checkpointer.ready);
+      // Room for 2 MB of WAL, not for the file to grow by as much again when they are copied into it.
+      const filler = fill(dir, 3 << 20);
+      db.transaction(() => {
+        for (let i = 0; i < 32; i++) db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(64 << 10, i));
+      })();
+      await waitFor(() => failing.length > 0, { timeoutMs: 10_000, what: 'a failed checkpoint' });
+      t.like(failing[0], { code: 'SQLITE_FULL' });
+      rmSync(filler);
+      await waitFor(() => failing.includes(null), { timeoutMs: 10_000, what: 'the checkpoints to succeed again' });
+      const copied = await waitFor(() => results.find((r) => r.log > 0 && r.checkpointed === r.log), { timeoutMs: 10_000, what: 'the WAL copied into the file' });
+      t.truthy(copied);
+      t.is(fellBack, null, 'the thread never gave up');
+      t.is(db.pragma('wal_autocheckpoint', { simple: true }), 0, 'and the serving connection still leaves checkpoints to it');
+    } finally {
+      await checkpointer.stop();
+      db.close();
     }
   });
 }
