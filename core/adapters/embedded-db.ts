@@ -38,6 +38,13 @@ export function openMemoryDb(): EmbeddedDb {
   return db;
 }
 
+/** Ends a group commit's batch whose transaction SQLite rolled back on its own; `cause` is the write's error. */
+class BatchRolledBack extends Error {
+  constructor(cause: unknown) {
+    super('the transaction was rolled back', { cause });
+  }
+}
+
 export interface GroupCommit {
   /** runs `work` inside the next shared write transaction; resolves after it commits */
   run<T>(work: () => T): Promise<T>;
@@ -102,10 +109,15 @@ export function groupCommit(db: EmbeddedDb, options: GroupCommitOptions = {}): G
             outcomes.push({ ok: true, value: item.work() });
           } catch (error) {
             outcomes.push({ ok: false, error });
+            // SQLite rolled the whole transaction back itself (a full disk, an I/O error, out of memory): the
+            // writes before this one are gone, and the ones after would each commit alone, outside it, while
+            // their callers were told they failed. The batch ends here, failed whole.
+            if (!db.inTransaction) throw new BatchRolledBack(error);
           }
         }
       }).immediate();
-    } catch (error) {
+    } catch (thrown) {
+      const error = thrown instanceof BatchRolledBack ? thrown.cause : thrown;
       // No outcome: BEGIN itself failed, so nothing ran and the batch can simply wait its turn again.
       if (outcomes.length === 0 && isBusyError(error) && db.open) {
         lockedSince ??= Date.now();

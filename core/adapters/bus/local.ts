@@ -39,6 +39,9 @@ interface SharedState {
   groups: Map<string, GroupState>;
 }
 
+/** Most messages waiting at once for the disk to take them again (about 10 MB of outcome events). */
+const MAX_RETRYING = 10_000;
+
 // Buses opened on the same database object share wake-ups and group membership.
 const sharedByDb = new WeakMap<EmbeddedDb, SharedState>();
 
@@ -62,6 +65,8 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
   const shared = sharedState(db);
   const subscriptions = new Set<Subscription>();
   let closed = false;
+  /** messages whose publish waits to be tried again */
+  let retrying = 0;
 
   function publishNow(topic: string, messages: OutgoingMessage[]): void {
     if (messages.length === 0) return;
@@ -116,14 +121,25 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
     async publish<T>(topic: string, messages: OutgoingMessage<T>[]) {
       if (messages.length === 0) return;
       const deadline = Date.now() + publishTimeoutMs;
-      for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
-        try {
-          await log.appendGrouped(topic, messages);
-          break;
-        } catch (error) {
-          if (closed || !isUnreachableDependency(error) || Date.now() + wait > deadline) throw error;
-          await new Promise((resolve) => setTimeout(resolve, wait));
+      let held = 0;
+      try {
+        for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+          try {
+            await log.appendGrouped(topic, messages);
+            break;
+          } catch (error) {
+            if (closed || !isUnreachableDependency(error) || Date.now() + wait > deadline) throw error;
+            // Each retry repeats its inserts: a busy API on a full disk would spend its CPU on them, so only so many wait.
+            if (held === 0) {
+              if (retrying + messages.length > MAX_RETRYING) throw error;
+              held = messages.length;
+              retrying += held;
+            }
+            await new Promise((resolve) => setTimeout(resolve, wait));
+          }
         }
+      } finally {
+        retrying -= held;
       }
       shared.published.emit(topic);
     },
