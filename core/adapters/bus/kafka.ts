@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
-import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, usesAnAttempt, type BusErrorReporter } from './retry.ts';
+import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, publishUntil, usesAnAttempt, type BusErrorReporter } from './retry.ts';
 import { chunkRecords, consumerGroupId, isRetriable, isTransient, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
 import { batchGatherer } from './batch-gatherer.ts';
 import { perTurn } from '../per-turn.ts';
@@ -155,17 +155,11 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     const chunks = records.length === 1 ? [records] : chunkRecords(records, PUBLISH_CHUNK_BYTES);
     // In order: a chunk sent is not sent again when a later one is retried.
     for (const chunk of chunks) {
-      for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
-        try {
-          await ensureTopic(topic);
-          const refused = await sendInTurn({ topic, messages: chunk });
-          if (refused) throw refused;
-          break;
-        } catch (error) {
-          if (closed || !isTransient(error) || Date.now() + wait > deadline) throw error;
-          await new Promise((resolve) => setTimeout(resolve, wait));
-        }
-      }
+      await publishUntil(async () => {
+        await ensureTopic(topic);
+        const refused = await sendInTurn({ topic, messages: chunk });
+        if (refused) throw refused;
+      }, deadline, (error) => !closed && isTransient(error));
     }
   }
 

@@ -4,7 +4,7 @@ import type { BatchSubscribeOptions, Bus, OutgoingMessage, SubscribeOptions, Sub
 import { runBatchWorker, runMessageWorker, type ConsumerContext } from './local-consumer.ts';
 import { GroupState, Member } from './local-group.ts';
 import { openMessageLog, type StoredMessage } from './local-log.ts';
-import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, type BusErrorReporter } from './retry.ts';
+import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, publishUntil, type BusErrorReporter } from './retry.ts';
 import { isUnreachableDependency } from '../../http/unreachable.ts';
 
 /**
@@ -120,24 +120,15 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
      */
     async publish<T>(topic: string, messages: OutgoingMessage<T>[]) {
       if (messages.length === 0) return;
-      const deadline = Date.now() + publishTimeoutMs;
       let held = 0;
       try {
-        for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
-          try {
-            await log.appendGrouped(topic, messages);
-            break;
-          } catch (error) {
-            if (closed || !isUnreachableDependency(error) || Date.now() + wait > deadline) throw error;
-            // Each retry repeats its inserts: a busy API on a full disk would spend its CPU on them, so only so many wait.
-            if (held === 0) {
-              if (retrying + messages.length > MAX_RETRYING) throw error;
-              held = messages.length;
-              retrying += held;
-            }
-            await new Promise((resolve) => setTimeout(resolve, wait));
-          }
-        }
+        await publishUntil(() => log.appendGrouped(topic, messages), Date.now() + publishTimeoutMs, (error) => !closed && isUnreachableDependency(error), (error) => {
+          // Each retry repeats its inserts: a busy API on a full disk would spend its CPU on them, so only so many wait.
+          if (held > 0) return;
+          if (retrying + messages.length > MAX_RETRYING) throw error;
+          held = messages.length;
+          retrying += held;
+        });
       } finally {
         retrying -= held;
       }

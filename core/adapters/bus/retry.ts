@@ -23,6 +23,25 @@ export function usesAnAttempt(error: unknown): boolean {
   return !isUnreachableDependency(error);
 }
 
+/**
+ * A publish of either adapter while its store cannot take it (the broker out
+ * of reach, the file's disk full): `send` is repeated 250 ms later, then
+ * doubling up to 2 s, until it succeeds, fails in a way `retryable` refuses,
+ * or the next try would start after `deadline`. `onWait` is told before each
+ * wait and may refuse it by throwing.
+ */
+export async function publishUntil(send: () => Promise<void>, deadline: number, retryable: (error: unknown) => boolean, onWait: (error: unknown) => void = () => {}): Promise<void> {
+  for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      return await send();
+    } catch (error) {
+      if (!retryable(error) || Date.now() + wait > deadline) throw error;
+      onWait(error);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** Delay before retry number `attempt + 1`: doubling from `base`, capped at 30 s. */
 export function backoffMs(base: number, attempt: number): number {
   return Math.min(MAX_BACKOFF_MS, base * 2 ** (attempt - 1));
