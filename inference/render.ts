@@ -17,7 +17,7 @@ import { wavHeader } from '../core/speechkit/audio/wav.ts';
 import { abandonedWrite, writeWithBackPressure } from '../core/speechkit/audio/back-pressure.ts';
 import { EncoderUnavailableError } from '../core/speechkit/audio/ffmpeg.ts';
 import { isAbortError } from '../core/speechkit/abort.ts';
-import { isUnreachableDependency } from '../core/http/unreachable.ts';
+import { isUnreachableDependency } from '../core/unreachable.ts';
 import { VoiceConfigError } from './engines/piper-config.ts';
 import { ModerationRefusal } from '../core/speechkit/text/moderation.ts';
 import { speechTextOffLoop } from '../core/speechkit/text/speech-text-request.ts';

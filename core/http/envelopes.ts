@@ -1,4 +1,4 @@
-import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from './unreachable.ts';
+import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from '../unreachable.ts';
 import type Koa from 'koa';
 import { ApiError, DomainError, STATUS_NAMES, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../logger.ts';

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { IdempotencyStore } from '../ports/counters.ts';
 import type { SubmissionKey } from '../ports/jobs.ts';
 import { ApiError } from '../errors.ts';
-import { UNREACHABLE_RETRY_SECONDS } from './unreachable.ts';
+import { UNREACHABLE_RETRY_SECONDS } from '../unreachable.ts';
 
 /**
  * `Idempotency-Key` (SPEC: POST /tts): 8 to 128 printable ASCII characters

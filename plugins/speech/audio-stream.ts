@@ -7,7 +7,7 @@ import { encodeStream, type AudioFormat } from '../../core/speechkit/audio/index
 import type { ResponseSink } from './sink.ts';
 import { ApiError } from '../../core/errors.ts';
 import { compatBody } from '../../core/http/envelopes.ts';
-import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from '../../core/http/unreachable.ts';
+import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from '../../core/unreachable.ts';
 import type { RunEnd, SpeechRun } from './synthesis.ts';
 import type { SavedCopy } from './saved-copy.ts';
 import { deltaEvents, doneEvent, errorEvent } from './sse.ts';

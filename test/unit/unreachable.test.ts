@@ -1,6 +1,6 @@
 import test from 'ava';
 import { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
-import { isUnreachableDependency } from '../../core/http/unreachable.ts';
+import { isUnreachableDependency } from '../../core/unreachable.ts';
 
 /** A store or broker out of reach, or a disk that cannot take the write, is a 503 to retry (core/http/envelopes.ts); anything else stays a 500. */
 const named = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(name), { name }, extra);

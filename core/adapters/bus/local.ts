@@ -5,7 +5,7 @@ import { runBatchWorker, runMessageWorker, type ConsumerContext } from './local-
 import { GroupState, Member } from './local-group.ts';
 import { openMessageLog, type StoredMessage } from './local-log.ts';
 import { DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, publishUntil, type BusErrorReporter } from './retry.ts';
-import { isUnreachableDependency } from '../../http/unreachable.ts';
+import { isUnreachableDependency } from '../../unreachable.ts';
 
 /**
  * The embedded bus: a durable, partitioned log in the shared SQLite file with

@@ -1,5 +1,5 @@
 import { createLogger, type Logger } from '../../logger.ts';
-import { isUnreachableDependency } from '../../http/unreachable.ts';
+import { isUnreachableDependency } from '../../unreachable.ts';
 
 /** Retry and dead-letter rules shared by both bus adapters, so they fail the same way. */
 

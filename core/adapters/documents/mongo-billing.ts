@@ -9,7 +9,7 @@ import type {
 import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
 import { perTurn, readsPerTurn } from '../per-turn.ts';
 import { DomainError } from '../../errors.ts';
-import { UNREACHABLE_RETRY_SECONDS } from '../../http/unreachable.ts';
+import { UNREACHABLE_RETRY_SECONDS } from '../../unreachable.ts';
 
 /**
  * Grants, outbox and ledger on MongoDB without multi-document transactions

@@ -37,7 +37,7 @@ export async function writeWithBackPressure(out: Writable, chunk: Buffer): Promi
  * Gives up a write into a store: destroys the stream the store reads, waits
  * for the store to settle, and answers the error to report. When the writing
  * stopped because the store failed, that is the store's own error (out of
- * reach, disk full: a 503 or a wait, core/http/unreachable.ts), not the
+ * reach, disk full: a 503 or a wait, core/unreachable.ts), not the
  * stream it closed.
  */
 export async function abandonedWrite(out: Writable, stored: Promise<unknown>, err: unknown): Promise<unknown> {

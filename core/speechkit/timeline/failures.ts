@@ -8,7 +8,7 @@ import { DomainError } from '../../errors.ts';
 import { EngineUnavailableError } from '../../ports/engine.ts';
 import { EncoderUnavailableError } from '../audio/ffmpeg.ts';
 import { isAbortError } from '../abort.ts';
-import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from '../../http/unreachable.ts';
+import { isUnreachableDependency, UNREACHABLE_RETRY_SECONDS } from '../../unreachable.ts';
 
 export function renderFailure(err: unknown, refunded: boolean): DomainError {
   const tail = refunded ? ' The tokens were refunded.' : ' Nothing was charged.';

@@ -7,7 +7,7 @@ import { chapterKey, partKey } from '../render/part.ts';
 import { settleBook } from '../scheduler/settle.ts';
 import { chapterSource, chapterWav } from './assemble.ts';
 import { masterMp3, type MasterResult, type MasterSource, type Id3Tags, type Mp3Sink } from './master.ts';
-import { isUnreachableDependency } from '../../../core/http/unreachable.ts';
+import { isUnreachableDependency } from '../../../core/unreachable.ts';
 
 /**
  * Mastering (pipelines role): takes rendered chapters one at a time, masters

@@ -13,7 +13,7 @@ import type { ChapterRecord, PartRecord } from '../store/records.ts';
 import type { AudiobookSettings } from '../config.ts';
 import type { ApiWorkProbe } from '../api-work.ts';
 import { failAttempt } from '../attempts.ts';
-import { isUnreachableDependency } from '../../../core/http/unreachable.ts';
+import { isUnreachableDependency } from '../../../core/unreachable.ts';
 import { planParts, scriptUnits, SILENCE } from '../script.ts';
 import { BOOK_SAMPLE_RATE, partKey, renderPart } from './part.ts';
 
