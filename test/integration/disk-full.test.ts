@@ -65,7 +65,7 @@ const fill = (dir: string, leave = 0) => {
 
 if (mountProblem !== null) {
   console.log(`disk-full test: cannot mount a tmpfs to fill (${mountProblem}); skipping`);
-  test.skip('a full disk refuses writes with 503 and keeps the outcome events', () => {});
+  test.skip('a full disk: 503s and kept outcome events, jobs that wait, WAL checkpoints tried again', () => {});
   unmount();
 } else {
   test.after.always(unmount);
