@@ -132,7 +132,7 @@ export async function startInferenceWorker(services: WorkerDeps, options: Worker
             // keeps the job, and shutdown still hands it back.
             outages++;
             logger.warn('job waits for its audio store', { jobId: job.id, outages, err: err as Error });
-            await pause(Math.min(retryBaseMs * 2 ** Math.min(outages - 1, 10), OUTAGE_RETRY_CAP_MS));
+            await pause(Math.min(retryBaseMs * 2 ** (outages - 1), OUTAGE_RETRY_CAP_MS));
             attempt--;
             continue;
           }

@@ -47,7 +47,7 @@ const emptyWal = (file: string) => {
     for (let i = 0; i < 100; i++) {
       const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
       if (result.busy === 0 && statSync(`${file}-wal`).size === 0) return;
-      execFileSync('sleep', ['0.05']);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     }
     throw new Error('the WAL could not be emptied');
   } finally {
