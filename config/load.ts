@@ -58,6 +58,8 @@ export interface Config {
     aiRefineSurchargePerChar: number;
     /** cap windows are computed in this fixed offset from UTC (Vietnam: +420) */
     timezoneOffsetMinutes: number;
+    /** a process silent this long is gone: its requests' held charges are refunded (core/billing/hold-recovery.ts) */
+    holdLeaseSeconds: number;
   };
   engines: EngineInfo[];
   voices: VoiceProfile[];
@@ -167,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       globalMultiplier: v.GLOBAL_MULTIPLIER,
       aiRefineSurchargePerChar: v.AI_REFINE_SURCHARGE_PER_CHAR,
       timezoneOffsetMinutes: v.BILLING_TIMEZONE_OFFSET_MINUTES,
+      holdLeaseSeconds: v.CHARGE_HOLD_LEASE_SECONDS,
     },
     engines: defaultEngines(v.V4_MULTIPLIER),
     voices: applyVoiceModels(CATALOGUE, v.VOICE_MODELS),

@@ -79,6 +79,8 @@ export const envSchema = Joi.object({
   V4_MULTIPLIER: Joi.number().positive().default(3),
   AI_REFINE_SURCHARGE_PER_CHAR: Joi.number().min(0).default(0.5),
   BILLING_TIMEZONE_OFFSET_MINUTES: Joi.number().integer().min(-720).max(840).default(420),
+  // How long a process may go without a beat before the charges of the requests it was answering are refunded.
+  CHARGE_HOLD_LEASE_SECONDS: Joi.number().min(0.3).max(3600).default(60),
 
   QUEUE_MAX_DEPTH: Joi.number().integer().min(1).default(10000),
   USER_QUEUE_MAX: Joi.number().integer().min(1).default(30),

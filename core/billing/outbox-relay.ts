@@ -1,9 +1,10 @@
-import type { Documents, LedgerEntry } from '../ports/documents.ts';
+import type { Documents } from '../ports/documents.ts';
 import type { Charge } from '../ports/charge.ts';
 import type { Bus } from '../ports/bus.ts';
 import { TOPICS } from '../ports/bus.ts';
 import type { Logger } from '../logger.ts';
 import { startRelayLoop, type PassOutcome } from '../relay-loop.ts';
+import { chargeOfEntry } from './entries.ts';
 
 /** The pause between passes while entries keep coming (intervalMs once a pass finds none). */
 const BUSY_INTERVAL_MS = 10;
@@ -36,7 +37,7 @@ export function startOutboxRelay(deps: {
     if (entries.length === 0) return 'idle';
     for (const orphan of await deps.documents.jobs.confirmCharges(entries)) {
       // Its refund entry joins the outbox and goes out with the next pass.
-      if (await deps.refund(chargeOf(orphan))) {
+      if (await deps.refund(chargeOfEntry(orphan))) {
         deps.logger.warn('a charge landed for a submission that had been dropped; refunded', { chargeId: orphan.id, jobId: orphan.jobId });
       }
     }
@@ -52,11 +53,4 @@ export function startOutboxRelay(deps: {
     pass, logger: deps.logger, flushOnStop: true,
   });
   return () => loop.stop();
-}
-
-function chargeOf(entry: LedgerEntry): Charge {
-  return {
-    id: entry.id, grantId: entry.grantId, accountId: entry.accountId, keyId: entry.keyId, tokens: entry.tokens, engine: '',
-    route: entry.route, requestId: entry.requestId, dayKey: entry.dayKey ?? '', weekKey: entry.weekKey ?? '', at: entry.at,
-  };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { timeOrderedUuid } from '../ids.ts';
 import type { ChargeCommand, ChargeWriteResult, Documents, Grant, LedgerEntry } from '../ports/documents.ts';
 import type { Charge } from '../ports/charge.ts';
@@ -38,6 +39,12 @@ export interface ChargeInput {
    * them, only from a fresh read.
    */
   grants?: PayerGrants;
+  /**
+   * Hold the charge under this process until `release` (the request has
+   * settled): should the process die first, hold-recovery.ts refunds it.
+   * Charges whose own records settle them (a job, a chapter) need none.
+   */
+  hold?: boolean;
 }
 
 /** Who is asking: set by core's auth phase. */
@@ -89,6 +96,10 @@ export interface BillingService {
   charge(input: ChargeInput): Promise<Charge>;
   /** returns the charge to its payer; idempotent per charge */
   refund(charge: Charge, tokens?: number): Promise<boolean>;
+  /** the requests these held charges paid for have settled: the holds go */
+  release(charges: readonly Charge[]): Promise<void>;
+  /** this process, as its holds name it */
+  readonly instance: string;
   balance(payer: Payer, engine?: string): Promise<BalanceView>;
 }
 
@@ -106,12 +117,15 @@ export interface BillingDeps {
   timezoneOffsetMinutes: number;
   metrics?: Metrics;
   clock?: () => Date;
+  /** this process, as its holds name it (a fresh id unless given) */
+  instance?: string;
 }
 
 const CONFLICT_RETRIES = 3;
 
 export function createBillingService(deps: BillingDeps): BillingService {
   const clock = deps.clock ?? (() => new Date());
+  const instance = deps.instance ?? `proc_${randomUUID()}`;
   const engineByKey = new Map(deps.engines.map((e) => [e.key, e]));
   const multiplier = (engine: string) => {
     const info = engineByKey.get(engine);
@@ -146,6 +160,7 @@ export function createBillingService(deps: BillingDeps): BillingService {
       route: input.route, requestId: input.requestId, dayKey: w.dayKey, weekKey: w.weekKey, at,
     };
     const cmd: ChargeCommand = { grantId: grant.id, tokens: input.tokens, dayKey: w.dayKey, weekKey: w.weekKey, now: at, entry };
+    if (input.hold) cmd.holdFor = instance;
     const result = input.write ? await input.write(cmd, charge) : await deps.documents.grants.charge(cmd);
     if (!result.ok) return 'lost';
     deps.metrics?.tokensCharged.inc({ route: input.route }, input.tokens);
@@ -153,6 +168,7 @@ export function createBillingService(deps: BillingDeps): BillingService {
   }
 
   return {
+    instance,
     globalMultiplier: deps.globalMultiplier,
     engines: () => deps.engines,
     engine: (key) => engineByKey.get(key),
@@ -215,6 +231,10 @@ export function createBillingService(deps: BillingDeps): BillingService {
       const { applied } = await deps.documents.grants.refund({ grantId: charge.grantId, tokens: amount, entry });
       if (applied) deps.metrics?.tokensRefunded.inc({ route: charge.route }, amount);
       return applied;
+    },
+
+    async release(charges) {
+      await deps.documents.holds.release(charges.map((c) => ({ grantId: c.grantId, chargeId: c.id })));
     },
 
     async balance(payer, engine = deps.engines.find((e) => e.isDefault)?.key ?? 'v4') {

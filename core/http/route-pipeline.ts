@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Observe } from '../bound-histogram.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Counters } from '../ports/counters.ts';
-import type { BillingService, RequestBilling } from '../billing/service.ts';
+import type { BillingService, Charge, RequestBilling } from '../billing/service.ts';
 import { ApiError } from '../errors.ts';
 import { readPresentedKey, type KeyAuthenticator } from './auth.ts';
 import { enforceRateLimit } from './rate-limit.ts';
@@ -113,7 +113,8 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     const outcome = newOutcome(def.name, def.tracked ?? false);
     state.outcome = outcome;
     state.auth = null;
-    state.billing = requestBilling(ctx, services);
+    const held: Charge[] = [];
+    state.billing = requestBilling(ctx, services, held);
     let errorCode: string | null = null;
 
     // The log phase runs once the response has ended AND the route's own work is done: a client that
@@ -123,6 +124,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     const record = () => {
       const publication = recordOutcome(ctx, services, def, durations, errorCode);
       if (publication) drain.hold(publication);
+      if (held.length > 0) drain.hold(releaseHolds(ctx, services, held));
     };
     onResponseEnd(ctx.res, () => {
       if (handlerFinished) return record();
@@ -182,15 +184,24 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
   };
 }
 
-function requestBilling(ctx: RouteContext, services: PipelineServices): RequestBilling {
+/**
+ * Charges of the request, recorded on its outcome. A charge is held under
+ * this process until the log phase (releaseHolds), so that a crash before
+ * the request settles gets it refunded (core/billing/hold-recovery.ts); one
+ * applied by the route's own writer (`POST /tts`, with its job) is settled
+ * by that record instead.
+ */
+function requestBilling(ctx: RouteContext, services: PipelineServices, held: Charge[]): RequestBilling {
   return {
     async charge({ engine, tokens, write, grants }) {
       const auth = ctx.state.auth;
       if (!auth) throw new ApiError(401, 'An API key is required.');
+      const hold = write === undefined;
       const charge = await services.billing.charge({
         payer: { accountId: auth.accountId, keyId: auth.keyId, grantId: auth.grantId },
-        engine, tokens, route: ctx.state.outcome.route, requestId: ctx.state.requestId, write, grants,
+        engine, tokens, route: ctx.state.outcome.route, requestId: ctx.state.requestId, write, grants, hold,
       });
+      if (hold) held.push(charge);
       ctx.state.outcome.tokensCharged += charge.tokens;
       ctx.state.outcome.grantId = charge.grantId;
       return charge;
@@ -200,6 +211,17 @@ function requestBilling(ctx: RouteContext, services: PipelineServices): RequestB
       if (await services.billing.refund(charge, amount)) ctx.state.outcome.tokensRefunded += amount;
     },
   };
+}
+
+/** The request has settled (its refunds included): its held charges are released. */
+async function releaseHolds(ctx: RouteContext, services: PipelineServices, held: Charge[]): Promise<void> {
+  await Promise.allSettled(ctx.state.outcome.pending);
+  try {
+    await services.billing.release(held);
+  } catch (err) {
+    // The hold stays while this process lives; should it stop first, the charge is refunded (the customer's favour).
+    services.logger.warn('could not release the held charges of a settled request', { err: err as Error, requestId: ctx.state.requestId, charges: held.map((c) => c.id) });
+  }
 }
 
 /** The route's duration series, one per status, each bound on its first use. */

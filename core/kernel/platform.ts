@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from '../http/openapi/document.ts';
 import { documentRoute, referencePage } from '../http/openapi/reference.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { startOutboxRelay } from '../billing/outbox-relay.ts';
+import { startHoldRecovery } from '../billing/hold-recovery.ts';
 import { ServiceRegistry } from './registry.ts';
 import { coreServiceFactories, selfApiRef } from './runtime.ts';
 import type { CredentialVerifier } from '../http/auth.ts';
@@ -38,7 +39,7 @@ export interface Platform {
   stop(): Promise<boolean>;
 }
 
-/** What the kernel runs for core itself: the billing outbox relay, in the api role. */
+/** What the kernel runs for core itself, in the api role: the billing outbox relay and the recovery of charges held by a process that died. */
 function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
   return [{
     name: 'core:ledger-outbox-relay',
@@ -49,6 +50,19 @@ function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
         registry.get(coreServices.billing, 'core'),
       ]);
       return startOutboxRelay({ documents, bus, logger, refund: (charge) => billing.refund(charge) });
+    },
+  }, {
+    name: 'core:charge-hold-recovery',
+    role: 'api',
+    start: async () => {
+      const [documents, logger, billing, config] = await Promise.all([
+        registry.get(coreServices.documents, 'core'), registry.get(coreServices.logger, 'core'), registry.get(coreServices.billing, 'core'),
+        registry.get(coreServices.config, 'core'),
+      ]);
+      return startHoldRecovery({
+        holds: documents.holds, instance: billing.instance, leaseMs: config.billing.holdLeaseSeconds * 1000, logger,
+        refund: (charge) => billing.refund(charge),
+      });
     },
   }];
 }

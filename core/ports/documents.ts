@@ -93,6 +93,20 @@ export interface GrantsStore {
   refund(cmd: RefundCommand): Promise<{ applied: boolean }>;
 }
 
+/**
+ * Holds on the charges of requests still being answered (`ChargeCommand.holdFor`)
+ * and the beats of the processes answering them: a hold whose process has
+ * stopped beating belongs to a request its crash cut off.
+ */
+export interface HoldsStore {
+  /** the requests these charges paid for have settled (kept or refunded): their holds go */
+  release(holds: ReadonlyArray<{ grantId: string; chargeId: string }>): Promise<void>;
+  /** `instance` is alive until `untilMs`; its holds are not orphaned before then */
+  beat(instance: string, untilMs: number): Promise<void>;
+  /** at most `limit` charge entries held by processes whose last beat ran out by `nowMs` (or that never beat) */
+  orphaned(nowMs: number, limit: number): Promise<LedgerEntry[]>;
+}
+
 /** Outbox of ledger entries awaiting publication on the bus. */
 export interface OutboxStore {
   pending(limit: number): Promise<LedgerEntry[]>;
@@ -120,6 +134,7 @@ export interface Documents {
   accounts: AccountsStore;
   keys: KeysStore;
   grants: GrantsStore;
+  holds: HoldsStore;
   outbox: OutboxStore;
   ledger: LedgerStore;
   clones: ClonesStore;

@@ -59,6 +59,13 @@ export interface ChargeCommand {
   weekKey: string;
   now: string;
   entry: LedgerEntry;
+  /**
+   * The process answering the request this charge pays for. The charge is
+   * then written together with a hold under that process, released once the
+   * request has settled (kept or refunded); a hold outliving its process (a
+   * crash, a SIGKILL) is refunded by core/billing/hold-recovery.ts.
+   */
+  holdFor?: string;
 }
 
 export type ChargeWriteResult =

@@ -344,6 +344,43 @@ function documentsContract(adapter: string, open: Open): void {
     t.deepEqual(await docs.grants.listPage(null, 0), []);
   });
 
+  it('a held charge lands with its hold; the hold is an orphan only once its process stops beating, and goes on release', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant());
+    const held = { ...chargeOf(grant, PRICE), holdFor: 'proc_a' };
+    const other = { ...chargeOf(grant, PRICE), holdFor: 'proc_b' };
+    const plain = chargeOf(grant, PRICE);
+    for (const cmd of [held, other, plain]) t.true((await docs.grants.charge(cmd)).ok);
+    // A charge that cannot land leaves no hold behind.
+    t.false((await docs.grants.charge({ ...chargeOf(grant, 100_000), holdFor: 'proc_a' })).ok);
+    const mine = async (nowMs: number) => (await docs.holds.orphaned(nowMs, 100)).filter((e) => e.grantId === grant.id);
+    // No beat yet: every hold is an orphan (a process that died before its first beat).
+    t.deepEqual((await mine(1_000)).map((e) => e.id).sort(), [held.entry.id, other.entry.id].sort());
+    t.like((await mine(1_000)).find((e) => e.id === held.entry.id), { kind: 'charge', tokens: PRICE, dayKey: DAY, weekKey: WEEK, requestId: held.entry.requestId });
+    await docs.holds.beat('proc_a', 5_000);
+    await docs.holds.beat('proc_b', 3_000);
+    t.deepEqual(await mine(2_000), [], 'both processes are within their beats');
+    t.deepEqual((await mine(4_000)).map((e) => e.id), [other.entry.id], 'proc_b went quiet');
+    await docs.holds.beat('proc_b', 9_000);
+    t.deepEqual(await mine(4_000), [], 'a later beat renews');
+    t.deepEqual((await mine(9_000)).map((e) => e.id).sort(), [held.entry.id, other.entry.id].sort());
+    t.is((await docs.holds.orphaned(9_000, 1)).length, 1, 'at most limit');
+    await docs.holds.release([{ grantId: grant.id, chargeId: held.entry.id }]);
+    t.deepEqual((await mine(9_000)).map((e) => e.id), [other.entry.id]);
+    await docs.holds.release([{ grantId: grant.id, chargeId: other.entry.id }, { grantId: grant.id, chargeId: 'chg_unknown' }]);
+    t.deepEqual(await mine(9_000), []);
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 3 * PRICE, 'holds change no numbers');
+  });
+
+  it('held charges of one turn each land with their hold (MongoDB writes them as one update)', async (docs, t) => {
+    const grant = await docs.grants.create(newGrant());
+    t.true((await docs.grants.charge(chargeOf(grant, 10))).ok); // opens the day and week windows
+    const burst = Array.from({ length: 6 }, (_, i) => ({ ...chargeOf(grant, 10), holdFor: i % 2 ? 'proc_a' : undefined }));
+    t.true((await Promise.all(burst.map((cmd) => docs.grants.charge(cmd)))).every((r) => r.ok));
+    const held = (await docs.holds.orphaned(Date.now(), 100)).filter((e) => e.grantId === grant.id).map((e) => e.id).sort();
+    t.deepEqual(held, burst.filter((cmd) => cmd.holdFor).map((cmd) => cmd.entry.id).sort());
+    t.is((await docs.grants.get(grant.id))?.usedTokens, 70);
+  });
+
   it('cloned voices are stored and listed per account', async (docs, t) => {
     const clone = {
       id: `clone_${randomUUID()}`, accountId: 'acct_c', name: 'Lan', engine: 'v4',

@@ -3,6 +3,7 @@ import type {
   ChargeCommand,
   Grant,
   GrantsStore,
+  HoldsStore,
   LedgerEntry,
   RefundCommand,
 } from '../../ports/documents.ts';
@@ -24,13 +25,21 @@ import { UNREACHABLE_RETRY_SECONDS } from '../../unreachable.ts';
 
 type OutboxItem = LedgerEntry & { queuedAt: Date };
 
+/** A charge whose request is still being answered by `instance` (ChargeCommand.holdFor). */
+type HoldItem = LedgerEntry & { instance: string };
+
 export type GrantDoc = Omit<Grant, 'id'> & {
   _id: string;
   expiresAtMs: number | null;
   outbox: OutboxItem[];
   /** charges already refunded, the refund's idempotency record */
   refundedCharges: string[];
+  /** charges of requests still being answered, written by the charge's own update (absent when none ever was) */
+  holds?: HoldItem[];
 };
+
+/** Which process is alive until when (HoldsStore.beat). */
+export type BeatDoc = { _id: string; untilMs: number };
 
 export type LedgerDoc = Omit<LedgerEntry, 'id'> & { _id: string };
 
@@ -72,7 +81,7 @@ function ledgerBacklog(): DomainError {
   });
 }
 
-const GRANT_PROJECTION = { outbox: 0, refundedCharges: 0, expiresAtMs: 0 } as const;
+const GRANT_PROJECTION = { outbox: 0, refundedCharges: 0, expiresAtMs: 0, holds: 0 } as const;
 
 export function toGrant(doc: Document): Grant {
   return {
@@ -120,14 +129,19 @@ interface ChargeWrite {
   weekKey: string;
   /** the charges' ledger entries, in the order they are counted */
   entries: LedgerEntry[];
+  /** holds written with them (the entries of the charges that asked for one) */
+  holds: HoldItem[];
   /** their tokens together */
   tokens: number;
   /** the latest of the charges' times: a grant unexpired then is unexpired for each */
   nowMs: number;
 }
 
+const holdsOf = (cmds: readonly ChargeCommand[]): HoldItem[] =>
+  cmds.flatMap((cmd) => (cmd.holdFor ? [{ ...chargeEntry(cmd), instance: cmd.holdFor }] : []));
+
 const writeOf = (cmd: ChargeCommand, nowMs: number): ChargeWrite =>
-  ({ grantId: cmd.grantId, dayKey: cmd.dayKey, weekKey: cmd.weekKey, entries: [chargeEntry(cmd)], tokens: cmd.tokens, nowMs });
+  ({ grantId: cmd.grantId, dayKey: cmd.dayKey, weekKey: cmd.weekKey, entries: [chargeEntry(cmd)], holds: holdsOf([cmd]), tokens: cmd.tokens, nowMs });
 
 function chargeFilter(write: ChargeWrite, windows: Windows, outboxLimit: number): Filter<GrantDoc> {
   const { tokens } = write;
@@ -161,7 +175,9 @@ function chargeUpdate(write: ChargeWrite, windows: Windows): Document {
   else Object.assign(set, { weekKey: write.weekKey, weekUsed: tokens });
   const queuedAt = new Date();
   const items = write.entries.map((entry) => ({ ...entry, queuedAt }));
-  const update: Document = { $inc: inc, $push: { outbox: items.length === 1 ? items[0] : { $each: items } } };
+  const push: Document = { outbox: items.length === 1 ? items[0] : { $each: items } };
+  if (write.holds.length > 0) push.holds = { $each: write.holds };
+  const update: Document = { $inc: inc, $push: push };
   if (Object.keys(set).length > 0) update.$set = set;
   return update;
 }
@@ -291,6 +307,7 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
       const write: ChargeWrite = {
         grantId, dayKey, weekKey,
         entries: group.map((c) => chargeEntry(c.cmd)),
+        holds: holdsOf(group.map((c) => c.cmd)),
         tokens: group.reduce((sum, c) => sum + c.cmd.tokens, 0),
         nowMs: Math.max(...group.map((c) => c.nowMs)),
       };
@@ -380,6 +397,34 @@ export function createMongoGrants(grants: Collection<GrantDoc>, ledger: Collecti
   };
 }
 
+/**
+ * Holds live in their grant's document, pushed by the charge's own update,
+ * so a charge and its hold land together; beats are a small collection of
+ * their own.
+ */
+export function createMongoHolds(grants: Collection<GrantDoc>, beats: Collection<BeatDoc>): HoldsStore {
+  return {
+    async release(holds) {
+      const byGrant = new Map<string, string[]>();
+      for (const { grantId, chargeId } of holds) byGrant.set(grantId, [...(byGrant.get(grantId) ?? []), chargeId]);
+      await Promise.all([...byGrant].map(([grantId, ids]) => grants.updateOne({ _id: grantId }, { $pull: { holds: { id: { $in: ids } } } })));
+    },
+    async beat(instance, untilMs) {
+      await beats.updateOne({ _id: instance }, { $set: { untilMs } }, { upsert: true });
+    },
+    async orphaned(nowMs, limit) {
+      if (limit <= 0) return [];
+      const live = (await beats.find({ untilMs: { $gt: nowMs } }, { projection: { _id: 1 } }).toArray()).map((b) => b._id);
+      const docs = await grants.find({ holds: { $elemMatch: { instance: { $nin: live } } } }, { projection: { holds: 1 } }).toArray();
+      const orphans: LedgerEntry[] = [];
+      for (const doc of docs) {
+        for (const { instance, ...entry } of doc.holds ?? []) if (!live.includes(instance)) orphans.push(entry);
+      }
+      return orphans.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(0, limit);
+    },
+  };
+}
+
 /** Whether a charge entry still waits in the outbox of one of the account's grants (it left once published). */
 export function chargeQueuedIn(grants: Collection<GrantDoc>): (accountId: string, chargeId: string) => Promise<boolean> {
   return async (accountId, chargeId) => (await grants.findOne({ accountId, 'outbox.id': chargeId }, { projection: { _id: 1 } })) !== null;
@@ -390,6 +435,8 @@ export async function createBillingIndexes(db: Db): Promise<void> {
     { key: { accountId: 1, createdAt: 1 } },
     // only grants with unpublished entries carry queuedAt values, keeping the outbox scan small
     { key: { 'outbox.queuedAt': 1 }, sparse: true },
+    // only grants paying for requests being answered right now carry holds
+    { key: { 'holds.instance': 1 }, sparse: true },
   ]);
   await db.collection('ledger').createIndex({ grantId: 1, at: 1 });
 }

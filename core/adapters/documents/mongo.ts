@@ -11,7 +11,7 @@ import type {
   Documents,
   KeysStore,
 } from '../../ports/documents.ts';
-import { chargeQueuedIn, createBillingIndexes, createMongoGrants, type GrantDoc, type LedgerDoc, type MongoGrantsOptions } from './mongo-billing.ts';
+import { chargeQueuedIn, createBillingIndexes, createMongoGrants, createMongoHolds, type BeatDoc, type GrantDoc, type LedgerDoc, type MongoGrantsOptions } from './mongo-billing.ts';
 import { createMongoLedger, createMongoOutbox } from './mongo-ledger.ts';
 
 /**
@@ -43,6 +43,7 @@ export async function createMongoDocuments(client: MongoClient, dbName: string, 
     accounts: createAccounts(db),
     keys: createKeys(db),
     grants: grantsStore,
+    holds: createMongoHolds(grants, db.collection<BeatDoc>('process_beats')),
     outbox: createMongoOutbox(grants),
     ledger: createMongoLedger(ledger),
     clones: createClones(db),

@@ -5,6 +5,7 @@ import type {
   Grant,
   GrantsStore,
   GrantStatus,
+  HoldsStore,
   LedgerEntry,
   LedgerStore,
   OutboxStore,
@@ -98,19 +99,22 @@ function grantGeneration(db: EmbeddedDb): { n: number } {
 export type SqliteCharger = (cmd: ChargeCommand, nowMs: number) => Grant | null;
 
 /**
- * The conditional charge and its outbox row, for use inside a caller's
- * transaction (the grants store, and the jobs store's submissions). An entry
- * id already in the outbox throws (unique), rolling the caller back.
+ * The conditional charge, its outbox row and its hold (when the command asks
+ * for one), for use inside a caller's transaction (the grants store, and the
+ * jobs store's submissions). An entry id already in the outbox throws
+ * (unique), rolling the caller back.
  */
 export function createSqliteCharger(db: EmbeddedDb): SqliteCharger {
   const chargeGrant = db.prepare(CHARGE_SQL);
   const insertOutbox = db.prepare(`INSERT INTO ledger_outbox ${ENTRY_INSERT}`);
+  const insertHold = db.prepare('INSERT INTO charge_holds (charge_id, instance) VALUES (?, ?)');
   const generation = grantGeneration(db);
   return (cmd, nowMs) => {
     generation.n++;
     const row = chargeGrant.get({ grantId: cmd.grantId, tokens: cmd.tokens, dayKey: cmd.dayKey, weekKey: cmd.weekKey, nowMs }) as GrantRow | undefined;
     if (!row) return null;
     insertOutbox.run(entryParams(chargeEntry(cmd)));
+    if (cmd.holdFor) insertHold.run(cmd.entry.id, cmd.holdFor);
     return toGrant(row);
   };
 }
@@ -229,6 +233,36 @@ export function createSqliteGrants(db: EmbeddedDb): GrantsStore {
     async refund(cmd) {
       checkRefund(cmd);
       return { applied: await writes.run(() => wrote(refundTx(cmd))) };
+    },
+  };
+}
+
+/** Holds and beats on the embedded file; a hold's charge entry is the outbox row, kept after publication. */
+export function createSqliteHolds(db: EmbeddedDb): HoldsStore {
+  const remove = db.prepare('DELETE FROM charge_holds WHERE charge_id = ?');
+  const removeAll = db.transaction((ids: string[]) => {
+    for (const id of ids) remove.run(id);
+  });
+  const upsertBeat = db.prepare(
+    'INSERT INTO process_beats (instance, until_ms) VALUES (?, ?) ON CONFLICT (instance) DO UPDATE SET until_ms = excluded.until_ms',
+  );
+  const selectOrphaned = db.prepare(`
+    SELECT ${ENTRY_COLUMNS} FROM ledger_outbox WHERE id IN (
+      SELECT charge_id FROM charge_holds h
+      WHERE NOT EXISTS (SELECT 1 FROM process_beats b WHERE b.instance = h.instance AND b.until_ms > @nowMs))
+    ORDER BY seq LIMIT @limit`);
+  const writes = groupCommit(db);
+  return {
+    async release(holds) {
+      // Shares the commit of the requests being answered meanwhile.
+      if (holds.length > 0) await writes.run(() => removeAll(holds.map((h) => h.chargeId)));
+    },
+    async beat(instance, untilMs) {
+      await writes.run(() => upsertBeat.run(instance, Math.floor(untilMs)));
+    },
+    async orphaned(nowMs, limit) {
+      if (limit <= 0) return [];
+      return selectOrphaned.all({ nowMs: Math.floor(nowMs), limit }).map(toEntry);
     },
   };
 }

@@ -67,6 +67,14 @@ CREATE TABLE IF NOT EXISTS ledger_outbox (
 CREATE INDEX IF NOT EXISTS ledger_outbox_pending ON ledger_outbox (seq) WHERE published = 0;
 CREATE INDEX IF NOT EXISTS ledger_outbox_by_charge ON ledger_outbox (grant_id, charge_id);
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_outbox_one_refund ON ledger_outbox (charge_id) WHERE kind = 'refund';
+CREATE TABLE IF NOT EXISTS charge_holds (
+  charge_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS process_beats (
+  instance TEXT PRIMARY KEY,
+  until_ms INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ledger (
   id TEXT PRIMARY KEY,
   kind TEXT NOT NULL,

@@ -8,7 +8,7 @@ import type {
   Documents,
   KeysStore,
 } from '../../ports/documents.ts';
-import { createSqliteGrants, createSqliteLedger, createSqliteOutbox } from './sqlite-billing.ts';
+import { createSqliteGrants, createSqliteHolds, createSqliteLedger, createSqliteOutbox } from './sqlite-billing.ts';
 import { createSqliteJobs } from './sqlite-jobs.ts';
 import { createSqliteWebhooks } from '../webhooks/sqlite.ts';
 import { createSqliteIdentity } from '../identity/sqlite.ts';
@@ -26,6 +26,7 @@ export function createSqliteDocuments(db: EmbeddedDb): Documents {
     accounts: createAccounts(db),
     keys: createKeys(db),
     grants: createSqliteGrants(db),
+    holds: createSqliteHolds(db),
     outbox: createSqliteOutbox(db),
     ledger: createSqliteLedger(db),
     clones: createClones(db),

@@ -1,0 +1,60 @@
+import type { HoldsStore } from '../ports/documents.ts';
+import type { Charge } from '../ports/charge.ts';
+import type { Logger } from '../logger.ts';
+import { startRelayLoop, type PassOutcome } from '../relay-loop.ts';
+import { chargeOfEntry } from './entries.ts';
+
+/** Orphans refunded in one pass; a pass that finds this many goes on at once. */
+const BATCH = 100;
+
+/**
+ * Refunds the charges of requests that their process stopped answering
+ * before they settled: a crash, a SIGKILL, an out-of-memory kill. Their
+ * clients saw a cut connection and no complete audio, which SPEC Billing
+ * rule 3 refunds, but the refund the request would have made died with it.
+ *
+ * Each process beats every lease/6, saying it is alive for one lease; a hold
+ * (ChargeCommand.holdFor) whose process's lease has run out, on a charge at
+ * least one lease old (a process serves requests before its first beat
+ * lands), is an orphan. Refunds are idempotent per charge, so two processes
+ * recovering the same orphan, or a request that refunded itself just before
+ * the crash, refund once. In doubt, the customer keeps the tokens: a request
+ * answered in full whose release the crash cut off is refunded too.
+ */
+export function startHoldRecovery(deps: {
+  holds: HoldsStore;
+  /** this process, as its holds name it */
+  instance: string;
+  leaseMs: number;
+  /** returns a charge to its payer; idempotent per charge */
+  refund: (charge: Charge) => Promise<boolean>;
+  logger: Logger;
+  now?: () => number;
+}): () => Promise<void> {
+  const now = deps.now ?? Date.now;
+
+  const pass = async (): Promise<PassOutcome> => {
+    const at = now();
+    await deps.holds.beat(deps.instance, at + deps.leaseMs);
+    const found = await deps.holds.orphaned(at, BATCH);
+    const orphans = found.filter((entry) => Date.parse(entry.at) <= at - deps.leaseMs);
+    if (orphans.length === 0) return 'idle';
+    let refunded = 0;
+    let tokens = 0;
+    for (const entry of orphans) {
+      if (await deps.refund(chargeOfEntry(entry))) {
+        refunded++;
+        tokens += entry.tokens;
+      }
+    }
+    await deps.holds.release(orphans.map((entry) => ({ grantId: entry.grantId, chargeId: entry.id })));
+    deps.logger.warn('refunded the charges of requests a stopped process never settled', {
+      holds: orphans.length, refunded, tokens, charges: orphans.slice(0, 10).map((entry) => entry.id),
+    });
+    // Younger holds sort last: a batch of old orphans only means more may be waiting.
+    return orphans.length === BATCH ? 'full' : 'some';
+  };
+
+  const loop = startRelayLoop({ name: 'charge hold recovery', intervalMs: Math.max(50, deps.leaseMs / 6), pass, logger: deps.logger });
+  return () => loop.stop();
+}
