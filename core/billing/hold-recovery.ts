@@ -1,6 +1,9 @@
 import type { HoldsStore } from '../ports/documents.ts';
 import type { Charge } from '../ports/charge.ts';
 import type { Logger } from '../logger.ts';
+import type { Bus } from '../ports/bus.ts';
+import { TOPICS } from '../ports/bus.ts';
+import { cutOffOutcomeEvent } from '../http/outcome.ts';
 import { startRelayLoop, type PassOutcome } from '../relay-loop.ts';
 import { chargeOfEntry } from './entries.ts';
 
@@ -19,7 +22,9 @@ const BATCH = 100;
  * lands), is an orphan. Refunds are idempotent per charge, so two processes
  * recovering the same orphan, or a request that refunded itself just before
  * the crash, refund once. In doubt, the customer keeps the tokens: a request
- * answered in full whose release the crash cut off is refunded too.
+ * answered in full whose release the crash cut off is refunded too. Each
+ * refund publishes the request's outcome (an error, refunded), under the
+ * request's own outcome id, so usage counts the request once.
  */
 export function startHoldRecovery(deps: {
   holds: HoldsStore;
@@ -28,6 +33,8 @@ export function startHoldRecovery(deps: {
   leaseMs: number;
   /** returns a charge to its payer; idempotent per charge */
   refund: (charge: Charge) => Promise<boolean>;
+  /** where the outcomes of the cut requests go, so that usage shows them (errors, refunded) */
+  bus: Bus;
   logger: Logger;
   now?: () => number;
 }): () => Promise<void> {
@@ -39,17 +46,15 @@ export function startHoldRecovery(deps: {
     const found = await deps.holds.orphaned(at, BATCH);
     const orphans = found.filter((entry) => Date.parse(entry.at) <= at - deps.leaseMs);
     if (orphans.length === 0) return 'idle';
-    let refunded = 0;
-    let tokens = 0;
-    for (const entry of orphans) {
-      if (await deps.refund(chargeOfEntry(entry))) {
-        refunded++;
-        tokens += entry.tokens;
-      }
-    }
+    const refunded = [];
+    for (const entry of orphans) if (await deps.refund(chargeOfEntry(entry))) refunded.push(entry);
+    // A request that refunded itself before the crash published its own outcome (or was about to).
+    const outcomes = refunded.map((entry) => cutOffOutcomeEvent(entry, new Date(at)));
+    if (outcomes.length > 0) await deps.bus.publish(TOPICS.outcomes, outcomes.map((event) => ({ id: event.id, key: event.accountId!, value: event })));
+    const tokens = refunded.reduce((sum, entry) => sum + entry.tokens, 0);
     await deps.holds.release(orphans.map((entry) => ({ grantId: entry.grantId, chargeId: entry.id })));
     deps.logger.warn('refunded the charges of requests a stopped process never settled', {
-      holds: orphans.length, refunded, tokens, charges: orphans.slice(0, 10).map((entry) => entry.id),
+      holds: orphans.length, refunded: refunded.length, tokens, charges: orphans.slice(0, 10).map((entry) => entry.id),
     });
     // Younger holds sort last: a batch of old orphans only means more may be waiting.
     return orphans.length === BATCH ? 'full' : 'some';

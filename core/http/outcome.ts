@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { OutcomeEvent } from '../ports/analytics.ts';
+import type { LedgerEntry } from '../ports/grants.ts';
 
 /**
  * The log phase. Plugins annotate `ctx.state.outcome`; core publishes one
@@ -30,6 +30,20 @@ export function newOutcome(route: string, tracked: boolean): OutcomeAnnotation {
   };
 }
 
+/**
+ * The outcome of a request its process's crash cut off, from its held
+ * charge (hold-recovery.ts): an error, refunded in full. What the request
+ * itself knew (characters, voice, audio) died with it.
+ */
+export function cutOffOutcomeEvent(charge: LedgerEntry, at: Date): OutcomeEvent {
+  return {
+    id: outcomeIdOf(charge.requestId ?? charge.id), at: at.toISOString(), requestId: charge.requestId ?? charge.id,
+    accountId: charge.accountId, keyId: charge.keyId, grantId: charge.grantId, route: charge.route, status: 500, result: 'error',
+    tokensCharged: charge.tokens, tokensRefunded: charge.tokens, characters: 0, audioSeconds: 0, genMs: null,
+    voice: null, voiceName: null, engine: null, errorCode: 'synthesis_failed', cacheHit: false, queued: false, jobId: null,
+  };
+}
+
 /** nginx's status for a request the client abandoned before the answer: not a refusal, not our failure. */
 export const CLIENT_CLOSED_REQUEST = 499;
 
@@ -44,6 +58,13 @@ export function resultOf(status: number, o: OutcomeAnnotation): OutcomeEvent['re
   return 'ok';
 }
 
+/**
+ * One outcome per request, its id derived from the request's: a second
+ * account of the same request (hold-recovery.ts, after a crash) replaces
+ * the first in usage instead of counting the request twice.
+ */
+export const outcomeIdOf = (requestId: string): string => `out_${requestId}`;
+
 export function buildOutcomeEvent(input: {
   requestId: string;
   accountId: string | null;
@@ -56,7 +77,7 @@ export function buildOutcomeEvent(input: {
   const result = resultOf(input.status, o);
   const errorCode = o.errorCode ?? input.errorCode ?? (result === 'denied' ? `http_${input.status}` : result === 'error' ? 'synthesis_failed' : null);
   return {
-    id: 'out_' + randomUUID(),
+    id: outcomeIdOf(input.requestId),
     at: new Date().toISOString(),
     requestId: input.requestId,
     accountId: input.accountId,

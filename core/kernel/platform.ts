@@ -55,12 +55,12 @@ function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
     name: 'core:charge-hold-recovery',
     role: 'api',
     start: async () => {
-      const [documents, logger, billing, config] = await Promise.all([
-        registry.get(coreServices.documents, 'core'), registry.get(coreServices.logger, 'core'), registry.get(coreServices.billing, 'core'),
-        registry.get(coreServices.config, 'core'),
+      const [documents, bus, logger, billing, config] = await Promise.all([
+        registry.get(coreServices.documents, 'core'), registry.get(coreServices.bus, 'core'), registry.get(coreServices.logger, 'core'),
+        registry.get(coreServices.billing, 'core'), registry.get(coreServices.config, 'core'),
       ]);
       return startHoldRecovery({
-        holds: documents.holds, instance: billing.instance, leaseMs: config.billing.holdLeaseSeconds * 1000, logger,
+        holds: documents.holds, instance: billing.instance, leaseMs: config.billing.holdLeaseSeconds * 1000, bus, logger,
         refund: (charge) => billing.refund(charge),
       });
     },

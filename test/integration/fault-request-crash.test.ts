@@ -6,7 +6,8 @@
  * requests would have made died with the process. After a restart the
  * charges they held are refunded (core/billing/hold-recovery.ts), a request
  * answered in full before the kill stays charged, requests of the new
- * process are left alone, and every grant reconciles with the ledger.
+ * process are left alone, every grant reconciles with the ledger, and usage
+ * counts each cut request once, as an error.
  */
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -84,5 +85,12 @@ for (const stack of recordStacks('request crash')) {
     await waitFor(async () => (await (await restarted!.admin(`/grants/${boot.grantId}/reconcile`)).json()).balanced === true, { what: 'the grant to reconcile with the ledger' });
     const entries = await documents.ledger.listByGrant(boot.grantId);
     t.is(entries.filter((e) => e.kind === 'refund').length, 2, 'one refund per cut request');
+    // Usage shows the two cut requests once each, as errors refunded in full.
+    const usage = await waitFor(async () => {
+      const report = await (await fetch(`${after}/usage`, { headers })).json();
+      return report.totals.requests >= 4 ? report : undefined;
+    }, { what: 'usage to count the cut requests' });
+    t.like(usage.totals, { requests: 4, ok: 2, error: 2, tokenCost: keptAfter + cutCost });
+    t.deepEqual(usage.byRoute.map((r: { route: string; requests: number; error: number }) => [r.route, r.requests, r.error]).sort(), [['audio_speech', 3, 1], ['tts_stream', 1, 1]]);
   });
 }

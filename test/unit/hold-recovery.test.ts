@@ -12,6 +12,8 @@ import { startHoldRecovery } from '../../core/billing/hold-recovery.ts';
 import { createAdminService } from '../../plugins/admin/service.ts';
 import { defaultEngines } from '../../config/engines.ts';
 import type { Logger } from '../../core/logger.ts';
+import type { Bus, OutgoingMessage } from '../../core/ports/bus.ts';
+import type { OutcomeEvent } from '../../core/ports/analytics.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const LEASE_MS = 60_000;
@@ -20,6 +22,11 @@ function quietLogger(lines: string[]): Logger {
   const log = (msg: string) => void lines.push(msg);
   const logger = { debug: log, info: log, warn: log, error: log, child: () => logger } as unknown as Logger;
   return logger;
+}
+
+/** Records what the recovery publishes. */
+function recordingBus(published: Array<{ topic: string; message: OutgoingMessage<OutcomeEvent> }>): Bus {
+  return { publish: async (topic: string, messages: OutgoingMessage<OutcomeEvent>[]) => void published.push(...messages.map((message) => ({ topic, message }))) } as unknown as Bus;
 }
 
 async function setup() {
@@ -40,7 +47,8 @@ async function setup() {
 test('a held charge of a process that stopped beating is refunded once and its hold released; live and young holds are left', async (t) => {
   const { db, documents, dead, alive, recoverer, payer, used } = await setup();
   t.teardown(() => db.close());
-  const charge = (billing: typeof dead, hold: boolean) => billing.charge({ payer, engine: 'v4', tokens: 195, route: 'tts_stream', requestId: 'req_x', hold });
+  let n = 0;
+  const charge = (billing: typeof dead, hold: boolean) => billing.charge({ payer, engine: 'v4', tokens: 195, route: 'tts_stream', requestId: `req_${++n}`, hold });
   const cut = await charge(dead, true);
   const refundedBefore = await charge(dead, true);
   await dead.refund(refundedBefore); // the request refunded itself, then the process died before releasing
@@ -53,12 +61,19 @@ test('a held charge of a process that stopped beating is refunded once and its h
   await documents.holds.beat('proc_alive', later + LEASE_MS);
   await documents.holds.beat('proc_dead', Date.parse(cut.at) + LEASE_MS);
   const lines: string[] = [];
-  const stop = startHoldRecovery({ holds: documents.holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), logger: quietLogger(lines), now: () => later });
+  const published: Array<{ topic: string; message: OutgoingMessage<OutcomeEvent> }> = [];
+  const stop = startHoldRecovery({ holds: documents.holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), bus: recordingBus(published), logger: quietLogger(lines), now: () => later });
   t.teardown(stop);
   await waitFor(async () => (await documents.holds.orphaned(later, 100)).length === 0, { what: 'the orphans to be released' });
   await stop();
   t.is(await used(), 2 * 195, 'the cut request is refunded, the self-refunded one not twice, the unheld and running ones kept');
   t.true(lines.some((l) => l.includes('never settled')));
+  // Usage hears of the cut request once, as an error refunded in full, under the request's own outcome id.
+  t.deepEqual(published.map((p) => p.topic), ['request.outcomes']);
+  t.like(published[0]!.message, { id: 'out_req_1', key: payer.accountId, value: {
+    id: 'out_req_1', requestId: 'req_1', accountId: payer.accountId, keyId: payer.keyId, grantId: cut.grantId, route: 'tts_stream',
+    status: 500, result: 'error', tokensCharged: 195, tokensRefunded: 195, errorCode: 'synthesis_failed',
+  } });
   // The running request settles normally afterwards.
   await alive.release([running]);
   t.deepEqual(await documents.holds.orphaned(later + 10 * LEASE_MS, 100), []);
@@ -73,7 +88,7 @@ test('a process serves requests before its first beat lands: a hold younger than
   const young = await dead.charge({ payer, engine: 'v4', tokens: 195, route: 'audio_speech', requestId: 'req_young', hold: true });
   const now = Date.parse(young.at) + LEASE_MS / 2;
   t.deepEqual((await documents.holds.orphaned(now, 100)).map((e) => e.id), [old.id, young.id], 'no beat ever: the store lists both');
-  const stop = startHoldRecovery({ holds: documents.holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), logger: quietLogger([]), now: () => now });
+  const stop = startHoldRecovery({ holds: documents.holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), bus: recordingBus([]), logger: quietLogger([]), now: () => now });
   await waitFor(async () => (await documents.holds.orphaned(now, 100)).length === 1, { what: 'the old orphan to be settled' });
   await stop();
   t.deepEqual((await documents.holds.orphaned(now, 100)).map((e) => e.id), [young.id]);
