@@ -19,7 +19,10 @@ const BATCH = 100;
  * Each process beats every lease/6, saying it is alive for one lease; a hold
  * (ChargeCommand.holdFor) whose process's lease has run out, on a charge at
  * least one lease old (a process serves requests before its first beat
- * lands), is an orphan. Refunds are idempotent per charge, so two processes
+ * lands), is an orphan. A process judges others only once its own beats
+ * have landed for a whole lease: after a store outage every lease has run
+ * out, and the live processes must renew theirs before anyone is refunded.
+ * Refunds are idempotent per charge, so two processes
  * recovering the same orphan, or a request that refunded itself just before
  * the crash, refund once. In doubt, the customer keeps the tokens: a request
  * answered in full whose release the crash cut off is refunded too. Each
@@ -37,12 +40,24 @@ export function startHoldRecovery(deps: {
   bus: Bus;
   logger: Logger;
   now?: () => number;
+  /** time between passes (default lease/6; tests move `now` instead) */
+  intervalMs?: number;
 }): () => Promise<void> {
   const now = deps.now ?? Date.now;
+  /** since when this process's beats have landed without a miss (null: the last one failed) */
+  let beatingSince: number | null = null;
 
   const pass = async (): Promise<PassOutcome> => {
     const at = now();
-    await deps.holds.beat(deps.instance, at + deps.leaseMs);
+    try {
+      await deps.holds.beat(deps.instance, at + deps.leaseMs);
+    } catch (err) {
+      beatingSince = null;
+      throw err;
+    }
+    beatingSince ??= at;
+    // After a start, or a store outage that stopped every process's beats, the others get a lease to beat again first.
+    if (at - beatingSince < deps.leaseMs) return 'idle';
     const found = await deps.holds.orphaned(at, BATCH);
     const orphans = found.filter((entry) => Date.parse(entry.at) <= at - deps.leaseMs);
     if (orphans.length === 0) return 'idle';
@@ -60,6 +75,6 @@ export function startHoldRecovery(deps: {
     return orphans.length === BATCH ? 'full' : 'some';
   };
 
-  const loop = startRelayLoop({ name: 'charge hold recovery', intervalMs: Math.max(50, deps.leaseMs / 6), pass, logger: deps.logger });
+  const loop = startRelayLoop({ name: 'charge hold recovery', intervalMs: deps.intervalMs ?? Math.max(50, deps.leaseMs / 6), pass, logger: deps.logger });
   return () => loop.stop();
 }

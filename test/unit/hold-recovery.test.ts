@@ -13,6 +13,8 @@ import { createAdminService } from '../../plugins/admin/service.ts';
 import { defaultEngines } from '../../config/engines.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Bus, OutgoingMessage } from '../../core/ports/bus.ts';
+import type { Documents, HoldsStore } from '../../core/ports/documents.ts';
+import type { BillingService } from '../../core/billing/service.ts';
 import type { OutcomeEvent } from '../../core/ports/analytics.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -29,6 +31,35 @@ function recordingBus(published: Array<{ topic: string; message: OutgoingMessage
   return { publish: async (topic: string, messages: OutgoingMessage<OutcomeEvent>[]) => void published.push(...messages.map((message) => ({ topic, message }))) } as unknown as Bus;
 }
 
+/**
+ * The recovery on a clock the test moves, over the store with its beats
+ * counted (and failing while `failing` is set).
+ */
+function recovery(documents: Documents, recoverer: BillingService, start: number, published: Published[] = [], lines: string[] = []) {
+  const state = { clock: start, beats: 0, failing: false };
+  const holds: HoldsStore = {
+    ...documents.holds,
+    beat: async (instance, untilMs) => {
+      if (state.failing) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      await documents.holds.beat(instance, untilMs);
+      state.beats++;
+    },
+  };
+  const stop = startHoldRecovery({
+    holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), bus: recordingBus(published),
+    logger: quietLogger(lines), now: () => state.clock, intervalMs: 5,
+  });
+  /** the clock moves on once the recovery has beaten again (a pass ran at the old time) */
+  const advance = async (ms: number) => {
+    const seen = state.beats;
+    await waitFor(async () => state.beats > seen, { what: 'a pass of the recovery' });
+    state.clock += ms;
+  };
+  return { state, stop, advance };
+}
+
+type Published = { topic: string; message: OutgoingMessage<OutcomeEvent> };
+
 async function setup() {
   const db = openMemoryDb();
   const documents = createSqliteDocuments(db);
@@ -44,7 +75,7 @@ async function setup() {
   return { db, documents, dead, deadEarlier, alive, recoverer, payer, used };
 }
 
-test('a held charge of a process that stopped beating is refunded once and its hold released; live and young holds are left', async (t) => {
+test('a held charge of a process that stopped beating is refunded once and its hold released; live, unheld and self-refunded ones are left', async (t) => {
   const { db, documents, dead, alive, recoverer, payer, used } = await setup();
   t.teardown(() => db.close());
   let n = 0;
@@ -56,14 +87,19 @@ test('a held charge of a process that stopped beating is refunded once and its h
   const running = await charge(alive, true);
   t.is(await used(), 3 * 195);
 
-  // Recovery runs an hour later; the live process beats meanwhile; one more held charge is brand new.
+  // Recovery starts an hour later; the live process beats meanwhile; the dead one stopped long ago.
   const later = Date.parse(cut.at) + 3_600_000;
-  await documents.holds.beat('proc_alive', later + LEASE_MS);
+  await documents.holds.beat('proc_alive', later + 10 * LEASE_MS);
   await documents.holds.beat('proc_dead', Date.parse(cut.at) + LEASE_MS);
   const lines: string[] = [];
-  const published: Array<{ topic: string; message: OutgoingMessage<OutcomeEvent> }> = [];
-  const stop = startHoldRecovery({ holds: documents.holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), bus: recordingBus(published), logger: quietLogger(lines), now: () => later });
+  const published: Published[] = [];
+  const { stop, advance } = recovery(documents, recoverer, later, published, lines);
   t.teardown(stop);
+  // Its first lease it only beats: the others may not have beaten since a store outage.
+  await advance(LEASE_MS / 2);
+  await advance(0);
+  t.is(await used(), 3 * 195, 'nothing judged within the first lease');
+  await advance(LEASE_MS / 2);
   await waitFor(async () => (await documents.holds.orphaned(later, 100)).length === 0, { what: 'the orphans to be released' });
   await stop();
   t.is(await used(), 2 * 195, 'the cut request is refunded, the self-refunded one not twice, the unheld and running ones kept');
@@ -76,7 +112,7 @@ test('a held charge of a process that stopped beating is refunded once and its h
   } });
   // The running request settles normally afterwards.
   await alive.release([running]);
-  t.deepEqual(await documents.holds.orphaned(later + 10 * LEASE_MS, 100), []);
+  t.deepEqual(await documents.holds.orphaned(later + 100 * LEASE_MS, 100), []);
   // A second recoverer finds nothing left to do: refunds are once per charge.
   t.false(await recoverer.refund(cut));
 });
@@ -86,11 +122,44 @@ test('a process serves requests before its first beat lands: a hold younger than
   t.teardown(() => db.close());
   const old = await deadEarlier.charge({ payer, engine: 'v4', tokens: 195, route: 'audio_speech', requestId: 'req_old', hold: true });
   const young = await dead.charge({ payer, engine: 'v4', tokens: 195, route: 'audio_speech', requestId: 'req_young', hold: true });
-  const now = Date.parse(young.at) + LEASE_MS / 2;
-  t.deepEqual((await documents.holds.orphaned(now, 100)).map((e) => e.id), [old.id, young.id], 'no beat ever: the store lists both');
-  const stop = startHoldRecovery({ holds: documents.holds, instance: 'proc_recoverer', leaseMs: LEASE_MS, refund: (c) => recoverer.refund(c), bus: recordingBus([]), logger: quietLogger([]), now: () => now });
-  await waitFor(async () => (await documents.holds.orphaned(now, 100)).length === 1, { what: 'the old orphan to be settled' });
+  const youngAt = Date.parse(young.at);
+  t.deepEqual((await documents.holds.orphaned(youngAt, 100)).map((e) => e.id), [old.id, young.id], 'no beat ever: the store lists both');
+  // The recoverer has beaten for a lease and a half when it looks; the young charge is half a lease old.
+  const { stop, advance } = recovery(documents, recoverer, youngAt - LEASE_MS);
+  t.teardown(stop);
+  await advance(1.5 * LEASE_MS);
+  await waitFor(async () => (await documents.holds.orphaned(youngAt, 100)).length === 1, { what: 'the old orphan to be settled' });
+  await advance(0);
   await stop();
-  t.deepEqual((await documents.holds.orphaned(now, 100)).map((e) => e.id), [young.id]);
-  t.is(await used(), 195, 'the old one refunded; the young one kept: the recovery waits out one lease before calling a hold orphaned');
+  t.deepEqual((await documents.holds.orphaned(youngAt, 100)).map((e) => e.id), [young.id]);
+  t.is(await used(), 195, 'the old one refunded; the young one kept: a hold must be a lease old to be an orphan');
+});
+
+test('after a store outage that stopped every beat, a live process gets a lease to beat again before its holds are judged', async (t) => {
+  const { db, documents, alive, recoverer, payer, used } = await setup();
+  t.teardown(() => db.close());
+  const running = await alive.charge({ payer, engine: 'v4', tokens: 195, route: 'tts_stream', requestId: 'req_long', hold: true });
+  const start = Date.parse(running.at);
+  await documents.holds.beat('proc_alive', start + LEASE_MS);
+  const { state, stop, advance } = recovery(documents, recoverer, start);
+  t.teardown(stop);
+  await advance(LEASE_MS / 2);
+  // The store goes away for two leases: nobody beats, proc_alive's lease runs out.
+  await advance(0);
+  state.failing = true;
+  state.clock += 2 * LEASE_MS;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  state.failing = false;
+  // The store is back: the recoverer beats again at once; proc_alive beats a moment later, within the lease.
+  await advance(LEASE_MS / 6);
+  await documents.holds.beat('proc_alive', state.clock + LEASE_MS);
+  // Both go on beating; the recoverer judges again once it has beaten for a lease.
+  await advance(LEASE_MS / 2);
+  await documents.holds.beat('proc_alive', state.clock + LEASE_MS);
+  await advance(LEASE_MS / 2);
+  await advance(0);
+  await stop();
+  t.is(await used(), 195, 'the long stream of the live process stays charged');
+  t.deepEqual((await documents.holds.orphaned(state.clock, 100)).map((e) => e.id), [], 'its hold is not an orphan');
+  t.is((await documents.holds.orphaned(state.clock + 2 * LEASE_MS, 100)).length, 1, 'and still there, for its own release');
 });
