@@ -366,6 +366,10 @@ function documentsContract(adapter: string, open: Open): void {
     t.is((await docs.holds.orphaned(9_000, 1)).length, 1, 'at most limit');
     await docs.holds.release([{ grantId: grant.id, chargeId: held.entry.id }]);
     t.deepEqual((await mine(9_000)).map((e) => e.id), [other.entry.id]);
+    // A beat a day later forgets proc_b's old beat; its hold is an orphan still, nothing else moved.
+    const dayLater = 9_000 + 24 * 3600 * 1000 + 1;
+    await docs.holds.beat('proc_a', dayLater + 5_000);
+    t.deepEqual((await mine(dayLater)).map((e) => e.id), [other.entry.id]);
     await docs.holds.release([{ grantId: grant.id, chargeId: other.entry.id }, { grantId: grant.id, chargeId: 'chg_unknown' }]);
     t.deepEqual(await mine(9_000), []);
     t.is((await docs.grants.get(grant.id))?.usedTokens, 3 * PRICE, 'holds change no numbers');

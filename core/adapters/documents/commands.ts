@@ -43,3 +43,6 @@ export function expiresAtMs(expiresAt: string | null): number | null {
   if (!Number.isFinite(ms)) throw new TypeError(`grant.expiresAt is not a date: ${expiresAt}`);
   return ms;
 }
+
+/** How long the beat of a process that stopped is kept (HoldsStore.beat prunes older ones). */
+export const BEATS_KEPT_MS = 24 * 3600 * 1000;

@@ -7,7 +7,7 @@ import type {
   LedgerEntry,
   RefundCommand,
 } from '../../ports/documents.ts';
-import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
+import { BEATS_KEPT_MS, chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
 import { perTurn, readsPerTurn } from '../per-turn.ts';
 import { DomainError } from '../../errors.ts';
 import { UNREACHABLE_RETRY_SECONDS } from '../../unreachable.ts';
@@ -411,6 +411,8 @@ export function createMongoHolds(grants: Collection<GrantDoc>, beats: Collection
     },
     async beat(instance, untilMs) {
       await beats.updateOne({ _id: instance }, { $set: { untilMs } }, { upsert: true });
+      // A process gone a day is forgotten: its holds, if any, are orphans either way.
+      await beats.deleteMany({ untilMs: { $lt: untilMs - BEATS_KEPT_MS } });
     },
     async orphaned(nowMs, limit) {
       if (limit <= 0) return [];

@@ -11,7 +11,7 @@ import type {
   OutboxStore,
   RefundCommand,
 } from '../../ports/documents.ts';
-import { chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
+import { BEATS_KEPT_MS, chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
 import {
   ENTRY_COLUMNS,
   ENTRY_INSERT,
@@ -246,6 +246,8 @@ export function createSqliteHolds(db: EmbeddedDb): HoldsStore {
   const upsertBeat = db.prepare(
     'INSERT INTO process_beats (instance, until_ms) VALUES (?, ?) ON CONFLICT (instance) DO UPDATE SET until_ms = excluded.until_ms',
   );
+  // A process gone a day is forgotten: its holds, if any, are orphans either way.
+  const pruneBeats = db.prepare('DELETE FROM process_beats WHERE until_ms < ?');
   const selectOrphaned = db.prepare(`
     SELECT ${ENTRY_COLUMNS} FROM ledger_outbox WHERE id IN (
       SELECT charge_id FROM charge_holds h
@@ -258,7 +260,10 @@ export function createSqliteHolds(db: EmbeddedDb): HoldsStore {
       if (holds.length > 0) await writes.run(() => removeAll(holds.map((h) => h.chargeId)));
     },
     async beat(instance, untilMs) {
-      await writes.run(() => upsertBeat.run(instance, Math.floor(untilMs)));
+      await writes.run(() => {
+        upsertBeat.run(instance, Math.floor(untilMs));
+        pruneBeats.run(Math.floor(untilMs) - BEATS_KEPT_MS);
+      });
     },
     async orphaned(nowMs, limit) {
       if (limit <= 0) return [];
