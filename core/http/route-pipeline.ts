@@ -124,7 +124,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     const record = () => {
       const publication = recordOutcome(ctx, services, def, durations, errorCode);
       if (publication) drain.hold(publication);
-      if (held.length > 0) drain.hold(releaseHolds(ctx, services, held));
+      if (held.length > 0) drain.hold(releaseHolds(ctx, services, held, publication));
     };
     onResponseEnd(ctx.res, () => {
       if (handlerFinished) return record();
@@ -213,9 +213,16 @@ function requestBilling(ctx: RouteContext, services: PipelineServices, held: Cha
   };
 }
 
-/** The request has settled (its refunds included): its held charges are released. */
-async function releaseHolds(ctx: RouteContext, services: PipelineServices, held: Charge[]): Promise<void> {
+/**
+ * The request has settled (its refunds included) and its outcome has gone
+ * to the bus: its held charges are released. Until then a crash leaves the
+ * hold, whose recovery refunds the charge and publishes the outcome in the
+ * request's place: a crash loses neither the money nor the usage event.
+ */
+async function releaseHolds(ctx: RouteContext, services: PipelineServices, held: Charge[], publication: Promise<void> | null): Promise<void> {
   await Promise.allSettled(ctx.state.outcome.pending);
+  // publishOutcome never rejects: a publish that failed is logged there, and the hold goes anyway.
+  await publication;
   try {
     await services.billing.release(held);
   } catch (err) {

@@ -18,6 +18,7 @@ import { ADMIN_TOKEN, startTestPlatform, type TestPlatform } from '../helpers/pl
 import { recordStacks } from '../helpers/stacks.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { coreServices } from '../../core/services.ts';
+import { TOPICS } from '../../core/ports/bus.ts';
 
 const LEASE_SECONDS = 1;
 const price = (characters: number) => Math.ceil(Math.max(50, characters) * 3 * 1.3 - 1e-9);
@@ -94,3 +95,28 @@ for (const stack of recordStacks('request crash')) {
     t.deepEqual(usage.byRoute.map((r: { route: string; requests: number; error: number }) => [r.route, r.requests, r.error]).sort(), [['audio_speech', 3, 1], ['tts_stream', 1, 1]]);
   });
 }
+
+test('a request\'s hold is released only after its outcome is on the bus: a crash in between leaves the hold, whose recovery reports the request', async (t) => {
+  const p = await startTestPlatform();
+  t.teardown(() => p.stop());
+  const { apiKey } = await p.bootstrap();
+  const bus = await p.platform.service(coreServices.bus);
+  const documents = await p.platform.service(coreServices.documents);
+  const publish = bus.publish.bind(bus);
+  let letThrough!: () => void;
+  const gate = new Promise<void>((resolve) => (letThrough = resolve));
+  bus.publish = async (topic, messages) => {
+    if (topic === TOPICS.outcomes) await gate;
+    return publish(topic, messages);
+  };
+  t.teardown(() => letThrough());
+  const res = await p.api('/audio/speech', { method: 'POST', key: apiKey, json: { input: 'Xin chào.', response_format: 'wav' } });
+  t.is(res.status, 200);
+  await res.arrayBuffer();
+  // Every hold is an orphan a day from now (no beat lasts that long): the request's is still there.
+  const held = async () => (await documents.holds.orphaned(Date.now() + 86_400_000, 10)).filter((e) => e.route === 'audio_speech');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.is((await held()).length, 1, 'held while its outcome waits for the bus');
+  letThrough();
+  await waitFor(async () => (await held()).length === 0, { what: 'the hold to be released once the outcome is published' });
+});
