@@ -22,12 +22,12 @@ const BATCH = 100;
  * lands), is an orphan. A process judges others only once its own beats
  * have landed for a whole lease: after a store outage every lease has run
  * out, and the live processes must renew theirs before anyone is refunded.
- * Refunds are idempotent per charge, so two processes
- * recovering the same orphan, or a request that refunded itself just before
- * the crash, refund once. In doubt, the customer keeps the tokens: a request
- * answered in full whose release the crash cut off is refunded too. Each
- * refund publishes the request's outcome (an error, refunded), under the
- * request's own outcome id, so usage counts the request once.
+ * Refunds are idempotent per charge, so two processes recovering the same
+ * orphan, or a request that refunded itself just before the crash, refund
+ * once. In doubt, the customer keeps the tokens: a request answered in full
+ * whose release the crash cut off is refunded too. Each refund publishes the
+ * request's outcome (an error, refunded) under the request's own outcome id,
+ * so usage counts the request once.
  */
 export function startHoldRecovery(deps: {
   holds: HoldsStore;
