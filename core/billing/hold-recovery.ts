@@ -36,6 +36,8 @@ export function startHoldRecovery(deps: {
   leaseMs: number;
   /** returns a charge to its payer; idempotent per charge */
   refund: (charge: Charge) => Promise<boolean>;
+  /** retries the releases of this process that failed (billing.release([])) */
+  retryReleases?: () => Promise<void>;
   /** where the outcomes of the cut requests go, so that usage shows them (errors, refunded) */
   bus: Bus;
   logger: Logger;
@@ -56,6 +58,7 @@ export function startHoldRecovery(deps: {
       throw err;
     }
     beatingSince ??= at;
+    await deps.retryReleases?.();
     // After a start, or a store outage that stopped every process's beats, the others get a lease to beat again first.
     if (at - beatingSince < deps.leaseMs) return 'idle';
     const found = await deps.holds.orphaned(at, BATCH);

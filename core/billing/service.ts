@@ -96,7 +96,11 @@ export interface BillingService {
   charge(input: ChargeInput): Promise<Charge>;
   /** returns the charge to its payer; idempotent per charge */
   refund(charge: Charge, tokens?: number): Promise<boolean>;
-  /** the requests these held charges paid for have settled: the holds go */
+  /**
+   * The requests these held charges paid for have settled: the holds go.
+   * Holds a failed call could not release are kept here and go with the
+   * next call (`release([])` retries them alone).
+   */
   release(charges: readonly Charge[]): Promise<void>;
   /** this process, as its holds name it */
   readonly instance: string;
@@ -122,10 +126,14 @@ export interface BillingDeps {
 }
 
 const CONFLICT_RETRIES = 3;
+/** Holds waiting for a release to be retried, at most; beyond it a crash would refund those requests (the customer's favour). */
+const UNRELEASED_KEPT = 100_000;
 
 export function createBillingService(deps: BillingDeps): BillingService {
   const clock = deps.clock ?? (() => new Date());
   const instance = deps.instance ?? `proc_${randomUUID()}`;
+  // A hold left by a failed release would stay while this process lives and be refunded after it stops.
+  const unreleased = new Map<string, Charge>();
   const engineByKey = new Map(deps.engines.map((e) => [e.key, e]));
   const multiplier = (engine: string) => {
     const info = engineByKey.get(engine);
@@ -234,7 +242,16 @@ export function createBillingService(deps: BillingDeps): BillingService {
     },
 
     async release(charges) {
-      await deps.documents.holds.release(charges.map((c) => ({ grantId: c.grantId, chargeId: c.id })));
+      const retried = [...unreleased.values()];
+      const all = [...retried, ...charges];
+      if (all.length === 0) return;
+      try {
+        await deps.documents.holds.release(all.map((c) => ({ grantId: c.grantId, chargeId: c.id })));
+      } catch (err) {
+        for (const charge of charges) if (unreleased.size < UNRELEASED_KEPT) unreleased.set(charge.id, charge);
+        throw err;
+      }
+      for (const charge of retried) unreleased.delete(charge.id);
     },
 
     async balance(payer, engine = deps.engines.find((e) => e.isDefault)?.key ?? 'v4') {

@@ -226,8 +226,8 @@ async function releaseHolds(ctx: RouteContext, services: PipelineServices, held:
   try {
     await services.billing.release(held);
   } catch (err) {
-    // The hold stays while this process lives; should it stop first, the charge is refunded (the customer's favour).
-    services.logger.warn('could not release the held charges of a settled request', { err: err as Error, requestId: ctx.state.requestId, charges: held.map((c) => c.id) });
+    // Retried with the next release and by the hold recovery's pass; should this process stop first, the charge is refunded.
+    services.logger.warn('could not release the held charges of a settled request; will retry', { err: err as Error, requestId: ctx.state.requestId, charges: held.map((c) => c.id) });
   }
 }
 

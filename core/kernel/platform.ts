@@ -61,7 +61,7 @@ function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
       ]);
       return startHoldRecovery({
         holds: documents.holds, instance: billing.instance, leaseMs: config.billing.holdLeaseSeconds * 1000, bus, logger,
-        refund: (charge) => billing.refund(charge),
+        refund: (charge) => billing.refund(charge), retryReleases: () => billing.release([]),
       });
     },
   }];

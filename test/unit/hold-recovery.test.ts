@@ -163,3 +163,38 @@ test('after a store outage that stopped every beat, a live process gets a lease 
   t.deepEqual((await documents.holds.orphaned(state.clock, 100)).map((e) => e.id), [], 'its hold is not an orphan');
   t.is((await documents.holds.orphaned(state.clock + 2 * LEASE_MS, 100)).length, 1, 'and still there, for its own release');
 });
+
+test('a release that failed (the store out of reach) is retried with the next one, and by the recovery\'s pass: the request is not refunded when the process stops later', async (t) => {
+  const { db, documents, payer } = await setup();
+  t.teardown(() => db.close());
+  let failing = true;
+  const holds: HoldsStore = {
+    ...documents.holds,
+    release: async (list) => {
+      if (failing) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      return documents.holds.release(list);
+    },
+  };
+  const billing = createBillingService({
+    documents: { ...documents, holds }, engines: defaultEngines(3), globalMultiplier: 1.3, aiRefineSurchargePerChar: 0.5, timezoneOffsetMinutes: 420, instance: 'proc_x',
+  });
+  const held = () => documents.holds.orphaned(Date.now() + 86_400_000, 10);
+  const first = await billing.charge({ payer, engine: 'v4', tokens: 195, route: 'audio_speech', requestId: 'req_a', hold: true });
+  await t.throwsAsync(billing.release([first]));
+  t.is((await held()).length, 1, 'still held after the failed release');
+  failing = false;
+  const second = await billing.charge({ payer, engine: 'v4', tokens: 195, route: 'audio_speech', requestId: 'req_b', hold: true });
+  await billing.release([second]);
+  t.deepEqual(await held(), [], 'the next release took the first one along');
+  // With no other request ending, the recovery's pass retries it.
+  failing = true;
+  const third = await billing.charge({ payer, engine: 'v4', tokens: 195, route: 'audio_speech', requestId: 'req_c', hold: true });
+  await t.throwsAsync(billing.release([third]));
+  failing = false;
+  const stop = startHoldRecovery({
+    holds: documents.holds, instance: 'proc_x', leaseMs: LEASE_MS, refund: (c) => billing.refund(c), retryReleases: () => billing.release([]),
+    bus: recordingBus([]), logger: quietLogger([]), intervalMs: 5,
+  });
+  t.teardown(stop);
+  await waitFor(async () => (await held()).length === 0, { what: 'the recovery pass to retry the release' });
+});
