@@ -416,11 +416,14 @@ export function createMongoHolds(grants: Collection<GrantDoc>, beats: Collection
     },
     async orphaned(nowMs, limit) {
       if (limit <= 0) return [];
-      const live = (await beats.find({ untilMs: { $gt: nowMs } }, { projection: { _id: 1 } }).toArray()).map((b) => b._id);
-      const docs = await grants.find({ holds: { $elemMatch: { instance: { $nin: live } } } }, { projection: { holds: 1 } }).toArray();
+      const live = new Set((await beats.find({ untilMs: { $gt: nowMs } }, { projection: { _id: 1 } }).toArray()).map((b) => b._id));
+      // The processes holding anything, read from the holds index (a scan of every grant for a $nin would not use it).
+      const dead = (await grants.distinct('holds.instance')).filter((instance) => !live.has(instance));
+      if (dead.length === 0) return [];
+      const docs = await grants.find({ 'holds.instance': { $in: dead } }, { projection: { holds: 1 } }).toArray();
       const orphans: LedgerEntry[] = [];
       for (const doc of docs) {
-        for (const { instance, ...entry } of doc.holds ?? []) if (!live.includes(instance)) orphans.push(entry);
+        for (const { instance, ...entry } of doc.holds ?? []) if (!live.has(instance)) orphans.push(entry);
       }
       return orphans.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(0, limit);
     },
