@@ -10,11 +10,8 @@
  * counts each cut request once, as an error.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startChildPlatform, type ChildPlatform } from '../helpers/child-platform.ts';
-import { ADMIN_TOKEN, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { ADMIN_TOKEN, startTestPlatform } from '../helpers/platform.ts';
+import { crashScene } from '../helpers/crash-scene.ts';
 import { recordStacks } from '../helpers/stacks.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { coreServices } from '../../core/services.ts';
@@ -27,19 +24,9 @@ const LONG = 'Bài đọc thử dài để tiến trình còn đang tổng hợp
 for (const stack of recordStacks('request crash')) {
   test(`${stack.name}: SIGKILL mid-stream and mid-render; after restart the cut requests are refunded, the finished one and the new process's are kept, and the grant reconciles`, async (t) => {
     t.timeout(180_000);
-    const use = stack.use();
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-request-crash-'));
-    const env = { ...use.env, DATA_DIR: dataDir, ADMIN_TOKEN, URL_SIGNING_SECRET: 'request-crash-signing-secret', CHARGE_HOLD_LEASE_SECONDS: String(LEASE_SECONDS) };
-    let child: ChildPlatform | null = null;
-    let restarted: TestPlatform | null = null;
-    t.teardown(async () => {
-      await child?.kill();
-      await restarted?.stop();
-      await use.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
-
-    child = await startChildPlatform(env);
+    const scene = crashScene(t, stack, 'vieneu-request-crash-');
+    const env = { ...scene.use.env, DATA_DIR: scene.dataDir, ADMIN_TOKEN, URL_SIGNING_SECRET: 'request-crash-signing-secret', CHARGE_HOLD_LEASE_SECONDS: String(LEASE_SECONDS) };
+    const child = await scene.start(env);
     const base = `${child.url}/api/v1`;
     const boot = await (await fetch(`${child.url}/admin/v1/bootstrap`, {
       method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -69,7 +56,7 @@ for (const stack of recordStacks('request crash')) {
     t.is(await speech, 'cut', 'the kill cut the WAV off before its answer');
     await t.throwsAsync(async () => { for (;;) if ((await reader.read()).done) return; }, undefined, 'the stream ends without its marker: cut');
 
-    restarted = await startTestPlatform(env);
+    const restarted = await scene.restart(env);
     const after = `${restarted.url}/api/v1`;
     // A request of the new process, held while it is answered, then released: never refunded by the recovery.
     const fresh = await fetch(`${after}/audio/speech`, { method: 'POST', headers, body: JSON.stringify({ input: 'Câu của tiến trình mới.', response_format: 'wav' }) });
@@ -83,7 +70,7 @@ for (const stack of recordStacks('request crash')) {
 
     const documents = await restarted.platform.service(coreServices.documents);
     t.deepEqual(await documents.holds.orphaned(Date.now() + 3_600_000, 10), [], 'no hold left behind');
-    await waitFor(async () => (await (await restarted!.admin(`/grants/${boot.grantId}/reconcile`)).json()).balanced === true, { what: 'the grant to reconcile with the ledger' });
+    await waitFor(async () => (await (await restarted.admin(`/grants/${boot.grantId}/reconcile`)).json()).balanced === true, { what: 'the grant to reconcile with the ledger' });
     const entries = await documents.ledger.listByGrant(boot.grantId);
     t.is(entries.filter((e) => e.kind === 'refund').length, 2, 'one refund per cut request');
     // Usage shows the two cut requests once each, as errors refunded in full.

@@ -10,13 +10,10 @@
  * from the jobs themselves (the key is recorded in the accept's own write).
  */
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MongoClient } from 'mongodb';
-import { startChildPlatform, type ChildPlatform } from '../helpers/child-platform.ts';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { crashScene } from '../helpers/crash-scene.ts';
 import { recordStacks } from '../helpers/stacks.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { coreServices } from '../../core/services.ts';
@@ -56,19 +53,10 @@ async function jobsOf(accountIds: string[], stackEnv: Record<string, string>, da
 for (const stack of recordStacks('submission crash')) {
   test(`${stack.name}: SIGKILL during a burst of ${BURST} POST /tts; after restart every charge has exactly one job that completes or is refunded, and the ledger reconciles`, async (t) => {
     t.timeout(200_000);
-    const use = stack.use();
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-crash-'));
-    let child: ChildPlatform | null = null;
-    let restarted: TestPlatform | null = null;
-    t.teardown(async () => {
-      await child?.kill();
-      await restarted?.stop();
-      await use.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const { use, dataDir, start, restart } = crashScene(t, stack, 'vieneu-crash-');
 
     // The API alone: nothing renders yet, and the ledger writer is not running.
-    child = await startChildPlatform({ ...common(dataDir, use.env), ROLES: 'api' });
+    const child = await start({ ...common(dataDir, use.env), ROLES: 'api' });
     const base = child.url!;
     const admin = (p: string, init: RequestInit = {}) =>
       fetch(`${base}/admin/v1${p}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } });
@@ -86,7 +74,7 @@ for (const stack of recordStacks('submission crash')) {
       try {
         const res = await request(base, i);
         const body = await res.json();
-        if (++answered === KILL_AFTER) killed = child!.kill('SIGKILL');
+        if (++answered === KILL_AFTER) killed = child.kill('SIGKILL');
         return { status: res.status, jobId: body.jobId as string | undefined };
       } catch {
         return { status: 0, jobId: undefined };
@@ -99,7 +87,7 @@ for (const stack of recordStacks('submission crash')) {
     t.log(`${accepted.length} accepted, ${outcomes.filter((o) => o.status === 0).length} cut off`);
 
     // Restart with every role: the recovery republishes, the worker renders, the ledger writer catches up.
-    restarted = await startTestPlatform({
+    const restarted = await restart({
       ...common(dataDir, use.env), INFERENCE_CONCURRENCY: '4',
       JOBS_RECOVERY_INTERVAL_SECONDS: '0.5', JOBS_REPUBLISH_AFTER_SECONDS: '1', JOBS_SUBMISSION_TIMEOUT_SECONDS: '2',
     });
