@@ -1,5 +1,5 @@
 import test from 'ava';
-import { readsPerTurn } from '../../core/adapters/per-turn.ts';
+import { readsPerTurn } from '../../core/per-turn.ts';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

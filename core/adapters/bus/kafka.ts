@@ -3,7 +3,7 @@ import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, Subscribe
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, publishUntil, usesAnAttempt, type BusErrorReporter } from './retry.ts';
 import { chunkRecords, consumerGroupId, isRetriable, isTransient, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
 import { batchGatherer } from './batch-gatherer.ts';
-import { perTurn } from '../per-turn.ts';
+import { perTurn } from '../../per-turn.ts';
 
 /**
  * The production bus on Kafka (kafkajs). Offsets are committed by hand, only

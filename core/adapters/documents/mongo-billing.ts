@@ -8,7 +8,7 @@ import type {
   RefundCommand,
 } from '../../ports/documents.ts';
 import { BEATS_KEPT_MS, chargeEntry, checkCharge, checkRefund, expiresAtMs } from './commands.ts';
-import { perTurn, readsPerTurn } from '../per-turn.ts';
+import { perTurn, readsPerTurn } from '../../per-turn.ts';
 import { DomainError } from '../../errors.ts';
 import { UNREACHABLE_RETRY_SECONDS } from '../../unreachable.ts';
 

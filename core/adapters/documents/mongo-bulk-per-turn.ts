@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, MongoServerError, type AnyBulkWriteOperation, type Collection, type Document } from 'mongodb';
-import { perTurn } from '../per-turn.ts';
+import { perTurn } from '../../per-turn.ts';
 
 /** MongoDB's duplicate-key error code: a unique index refused a write. */
 export const DUPLICATE_KEY = 11000;

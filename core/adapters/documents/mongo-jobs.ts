@@ -3,7 +3,7 @@ import type { CachedAudio, JobRecord, JobsStore } from '../../ports/jobs.ts';
 import { ACTIVE, fromDoc, isQueueable, toJobDoc, type JobDoc } from './mongo-job-docs.ts';
 import { createQueueSlots, insertHoldingSlots } from './mongo-queue-slots.ts';
 import { createMongoSubmissions, type SubmissionBilling } from './mongo-submissions.ts';
-import { readsPerTurn } from '../per-turn.ts';
+import { readsPerTurn } from '../../per-turn.ts';
 
 /**
  * Jobs on MongoDB with the semantics of sqlite-jobs.ts. Every state change is

@@ -1,4 +1,4 @@
-import { readsPerTurn } from '../per-turn.ts';
+import { readsPerTurn } from '../../per-turn.ts';
 import { groupCommit, type EmbeddedDb } from '../embedded-db.ts';
 import type { JobsStore } from '../../ports/jobs.ts';
 import { createSqliteSubmissions } from './sqlite-submissions.ts';

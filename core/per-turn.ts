@@ -5,7 +5,7 @@
  * the documents or records in it, and a burst of `POST /tts` requests sends
  * the same few each: its account's grants, its content-cache key, its queue
  * slots, its job (MongoDB adapters; the cache key on the embedded file too),
- * its outcome event (Kafka bus).
+ * its outcome event (Kafka bus), its job's publication (the jobs plugin).
  *
  * Nothing is sent early: a command leaves after every call in it was made,
  * so each caller sees every write that had finished before it called, as
