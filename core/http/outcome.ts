@@ -20,13 +20,27 @@ export interface OutcomeAnnotation extends Pick<OutcomeEvent, AnnotatedFields> {
   failedAfterResponse: boolean;
   /** work that must settle before the event is published (e.g. a stream's refund) */
   pending: Promise<unknown>[];
+  /**
+   * when the request took effect, where a durable record of it keeps that
+   * time (a job's acceptance); null: when the event is published. An event
+   * rebuilt from the record after a crash then has the same time and id,
+   * and replaces the request's own in usage instead of counting twice.
+   */
+  at: string | null;
+  /**
+   * Work that waits until the event is on the bus, and is skipped when its
+   * publish failed: clearing a durable mark that, should the process stop
+   * first, makes a recovery publish the event in the request's place (a
+   * job's publication, plugins/jobs/publication.ts).
+   */
+  afterPublished: Array<() => Promise<unknown>>;
 }
 
 export function newOutcome(route: string, tracked: boolean): OutcomeAnnotation {
   return {
     route, tracked, skip: false, grantId: null, tokensCharged: 0, tokensRefunded: 0, characters: 0, audioSeconds: 0,
     genMs: null, voice: null, voiceName: null, engine: null, errorCode: null, cacheHit: false, queued: false, jobId: null,
-    failedAfterResponse: false, pending: [],
+    failedAfterResponse: false, pending: [], at: null, afterPublished: [],
   };
 }
 
@@ -78,7 +92,7 @@ export function buildOutcomeEvent(input: {
   const errorCode = o.errorCode ?? input.errorCode ?? (result === 'denied' ? `http_${input.status}` : result === 'error' ? 'synthesis_failed' : null);
   return {
     id: outcomeIdOf(input.requestId),
-    at: new Date().toISOString(),
+    at: o.at ?? new Date().toISOString(),
     requestId: input.requestId,
     accountId: input.accountId,
     keyId: input.keyId,

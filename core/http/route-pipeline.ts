@@ -125,6 +125,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
       const publication = recordOutcome(ctx, services, def, durations, errorCode);
       if (publication) drain.hold(publication);
       if (held.length > 0) drain.hold(releaseHolds(ctx, services, held, publication));
+      if (outcome.afterPublished.length > 0) drain.hold(runAfterPublished(ctx, services, publication));
     };
     onResponseEnd(ctx.res, () => {
       if (handlerFinished) return record();
@@ -219,15 +220,29 @@ function requestBilling(ctx: RouteContext, services: PipelineServices, held: Cha
  * hold, whose recovery refunds the charge and publishes the outcome in the
  * request's place: a crash loses neither the money nor the usage event.
  */
-async function releaseHolds(ctx: RouteContext, services: PipelineServices, held: Charge[], publication: Promise<void> | null): Promise<void> {
+async function releaseHolds(ctx: RouteContext, services: PipelineServices, held: Charge[], publication: Promise<boolean> | null): Promise<void> {
   await Promise.allSettled(ctx.state.outcome.pending);
-  // publishOutcome never rejects: a publish that failed is logged there, and the hold goes anyway.
+  // publishOutcome never rejects: a publish that failed is logged there, and the hold goes anyway (a kept
+  // hold would refund a delivered request should this process stop).
   await publication;
   try {
     await services.billing.release(held);
   } catch (err) {
     // Retried with the next release and by the hold recovery's pass; should this process stop first, the charge is refunded.
     services.logger.warn('could not release the held charges of a settled request; will retry', { err: err as Error, requestId: ctx.state.requestId, charges: held.map((c) => c.id) });
+  }
+}
+
+/**
+ * The plugin's work that waits for the outcome event to be on the bus
+ * (`outcome.afterPublished`). After a failed publish it is not done: the
+ * durable mark it would clear stays, and its recovery publishes the event.
+ */
+async function runAfterPublished(ctx: RouteContext, services: PipelineServices, publication: Promise<boolean> | null): Promise<void> {
+  if (publication && !(await publication)) return;
+  const results = await Promise.allSettled(ctx.state.outcome.afterPublished.map((work) => work()));
+  for (const result of results) {
+    if (result.status === 'rejected') services.logger.warn('work after an outcome\'s publication failed', { err: result.reason as Error, requestId: ctx.state.requestId });
   }
 }
 
@@ -267,8 +282,12 @@ function recordedStatus(ctx: RouteContext): number {
   return res.statusCode;
 }
 
-/** The request's log phase: its duration metric, then (for tracked routes) its outcome event; the promise is the publication, null when there is none. */
-function recordOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, durations: DurationSeries, errorCode: string | null): Promise<void> | null {
+/**
+ * The request's log phase: its duration metric, then (for tracked routes)
+ * its outcome event; the promise is the publication (whether the event is
+ * on the bus), null when there is none.
+ */
+function recordOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, durations: DurationSeries, errorCode: string | null): Promise<boolean> | null {
   const outcome = ctx.state.outcome;
   const status = recordedStatus(ctx);
   durations(status)((performance.now() - ctx.state.startedAt) / 1000);
@@ -276,15 +295,17 @@ function recordOutcome(ctx: RouteContext, services: PipelineServices, def: Route
   return publishOutcome(ctx, services, def, status, errorCode);
 }
 
-async function publishOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, status: number, errorCode: string | null): Promise<void> {
+async function publishOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, status: number, errorCode: string | null): Promise<boolean> {
   const outcome = ctx.state.outcome;
   try {
     await Promise.allSettled(outcome.pending);
     const auth = ctx.state.auth;
-    if (!auth) return; // a refusal that no account can be charged for belongs to no one's usage
+    if (!auth) return true; // a refusal that no account can be charged for belongs to no one's usage
     const event = buildOutcomeEvent({ requestId: ctx.state.requestId, accountId: auth.accountId, keyId: auth.keyId, status, outcome, errorCode });
     await services.bus.publish(TOPICS.outcomes, [{ id: event.id, key: auth.accountId, value: event }]);
+    return true;
   } catch (err) {
     services.logger.error('could not publish outcome', { err: err as Error, route: def.name });
+    return false;
   }
 }

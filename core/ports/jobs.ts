@@ -81,8 +81,9 @@ export type KeyHolder = { job: JobRecord; fingerprint: string };
 
 /**
  * One `POST /tts` submission being accepted: the charge, the job, its queue
- * slot and its publication on `tts.jobs` made one write in effect, so that
- * after any crash a charge has exactly one job (see README, "Jobs").
+ * slot and its pending publication (its `tts.jobs` message, its accept's
+ * outcome event) made one write in effect, so that after any crash a charge
+ * has exactly one job, and usage hears of it (see README, "Jobs").
  */
 export interface JobSubmission {
   /**
@@ -111,9 +112,13 @@ export interface JobsStore {
    * no job holds the key.
    */
   acceptedWithKey(key: string, keptSince: string): Promise<KeyHolder | 'pending' | null>;
-  /** accepted jobs whose `tts.jobs` message is not yet known to be published, accepted before `before` */
+  /**
+   * Accepted jobs (content-cache hits too) whose publication is not yet
+   * known to be done, accepted before `before`: the `tts.jobs` message of a
+   * queued job and the outcome event of the request that accepted it.
+   */
   unpublished(before: string, limit: number): Promise<string[]>;
-  /** their messages were published */
+  /** their publication is done */
   markPublished(jobIds: string[]): Promise<void>;
   /**
    * The ledger outbox relay hands over charge entries that name a job

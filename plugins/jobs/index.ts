@@ -30,7 +30,7 @@ export default definePlugin({
     billing: coreServices.billing,
     blobs: coreServices.blobs,
     downloads: coreServices.downloads,
-    publisher: coreServices.publisher([TOPICS.jobs]),
+    publisher: coreServices.publisher([TOPICS.jobs, TOPICS.outcomes]),
     counters: coreServices.counters,
     config: coreServices.config,
     logger: coreServices.logger,

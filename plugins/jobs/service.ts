@@ -16,6 +16,7 @@ import { refuseUnspeakable } from '../../core/speechkit/text/speech-text-request
 import { inspectStoredAudio } from '../../core/speechkit/audio/stored.ts';
 import type { SubmitJobBody } from './schemas.ts';
 import { jobView, JOB_LINK_TTL_SECONDS } from './view.ts';
+import { acceptedFromCache, type JobPublisher } from './publication.ts';
 import { IdempotencyKeyTaken, type HeldAnswer, type IdempotencyClaim } from '../../core/http/idempotency.ts';
 
 export const QUEUE_RETRY_SECONDS = 15;
@@ -52,8 +53,8 @@ export interface JobsDeps {
   billing: BillingService;
   blobs: Blobs;
   downloads: DownloadLinks;
-  /** publishes accepted jobs on `tts.jobs` (publication.ts) */
-  jobPublisher: { publish(jobId: string): Promise<void> };
+  /** publishes accepted jobs on `tts.jobs` and clears their outbox mark (publication.ts) */
+  jobPublisher: Pick<JobPublisher, 'accepted'>;
   config: Config;
   logger: Logger;
 }
@@ -86,7 +87,7 @@ export function createJobsService(deps: JobsDeps) {
 
   /** The answer `POST /tts` gave when it accepted `job`: completed at once from the cache (a job that never started), else queued. */
   function acceptedAnswer(job: JobRecord): { status: number; body: Record<string, unknown> } {
-    if (job.status === 'completed' && job.startedAt === null && job.audioKey !== null) {
+    if (acceptedFromCache(job) && job.audioKey !== null) {
       const link = downloads.sign(job.audioKey, JOB_LINK_TTL_SECONDS);
       return {
         status: 201,
@@ -148,15 +149,8 @@ export function createJobsService(deps: JobsDeps) {
         await submission.abandon().catch((cause: unknown) => deps.logger.warn('a refused submission was not cleaned up; the jobs recovery will', { jobId: job.id, err: cause as Error }));
         throw err;
       }
-      c.outcome.jobId = job.id;
-      if (cachedPresent) {
-        c.outcome.cacheHit = true;
-        c.outcome.audioSeconds = cachedPresent.durationSeconds;
-        return acceptedAnswer(job);
-      }
-      c.outcome.queued = true;
       // Published after the answer; shutdown waits for it (the outcome's pending work), a crash leaves it to the recovery.
-      c.outcome.pending.push(deps.jobPublisher.publish(job.id));
+      deps.jobPublisher.accepted(job, c.outcome);
       return acceptedAnswer(job);
     },
 

@@ -134,6 +134,18 @@ for (const stack of recordStacks('submission crash')) {
     t.deepEqual(await jobsStore.unpublished('9999-01-01T00:00:00.000Z', 10), [], 'nothing left to publish');
     t.log(`${charges.length} charges, ${jobs.filter((j) => j.status === 'completed').length} jobs completed, ${refunded.size} refunded, ${jobs.filter((j) => !j.charge).length} submissions dropped uncharged`);
 
+    // Usage counts every accepted submission once, with what it cost: those answered before the kill, and those
+    // whose answer or outcome event the kill cut off (their job's publication brings the event back).
+    for (const account of accounts) {
+      const own = jobs.filter((j) => j.charge && j.accountId === account.accountId);
+      const report = await waitFor(async () => {
+        const body = await (await fetch(`${p.url}/api/v1/usage`, { headers: { authorization: `Bearer ${account.apiKey}` } })).json();
+        return body.totals.requests >= own.length ? body : undefined;
+      }, { timeoutMs: 20_000, intervalMs: 200, what: `usage to count the ${own.length} accepted submissions of ${account.accountId}` });
+      const cost = own.reduce((sum, j) => sum + j.charge!.tokens, 0);
+      t.like(report.totals, { requests: own.length, tokenCost: cost }, `usage of ${account.accountId}: one request per charged job`);
+    }
+
     // Every request of the burst again, with its key: an accepted one is replayed, whether or not its answer
     // reached the client, and one that never got through is accepted now. One charged job per key in the end.
     const retries = await Promise.all(Array.from({ length: BURST }, async (_, i) => {

@@ -4,7 +4,8 @@ import type { JobRecord } from '../../ports/jobs.ts';
  * A job document: the record, its place in the queue, and the state of its
  * submission (see mongo-submissions.ts): `submission` while a `POST /tts`
  * is being accepted, `slot` while it holds queue slots, `publishPending`
- * until its `tts.jobs` message is known to be out, and the `Idempotency-Key`
+ * until its publication (its `tts.jobs` message, its accept's outcome
+ * event) is known to be out, and the `Idempotency-Key`
  * it was submitted with (unique among the jobs that carry one).
  */
 export type JobDoc = Omit<JobRecord, 'id'> & {

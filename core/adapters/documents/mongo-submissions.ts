@@ -63,7 +63,7 @@ export function createMongoSubmissions(deps: { jobs: Collection<JobDoc>; slots: 
         async write(cmd, charge) {
           if (!inserted) {
             const keyed = key ? { idempotencyKey: key.key, idempotencyFingerprint: key.fingerprint } : {};
-            const doc = toJobDoc({ ...job, charge }, queued ? { submission: 'pending', slot: true, publishPending: true, ...keyed } : { submission: 'pending', ...keyed });
+            const doc = toJobDoc({ ...job, charge }, { submission: 'pending', publishPending: true, ...(queued ? { slot: true } : {}), ...keyed });
             // A claim the key's retention has outlived no longer holds it.
             if (key) await jobs.updateOne({ idempotencyKey: key.key, createdAt: { $lt: key.keptSince } }, { $unset: { idempotencyKey: '', idempotencyFingerprint: '' } });
             try {

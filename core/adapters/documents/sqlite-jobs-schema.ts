@@ -76,8 +76,9 @@ CREATE TABLE IF NOT EXISTS tts_job_keys (
   fingerprint TEXT NOT NULL,
   created_at TEXT NOT NULL
 ) WITHOUT ROWID;
--- Accepted jobs whose tts.jobs message is not yet known to be published:
--- written in the transaction that accepts the job, deleted once published.
+-- Accepted jobs whose publication (the tts.jobs message of a queued job, the
+-- accept's outcome event) is not yet known to be done: written in the
+-- transaction that accepts the job, deleted once both are published.
 -- It holds only what is in flight, so it has no index to write: a row is one
 -- append at the end of the table.
 CREATE TABLE IF NOT EXISTS tts_job_outbox (

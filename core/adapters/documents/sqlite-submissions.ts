@@ -47,7 +47,8 @@ export function createSqliteSubmissions(db: EmbeddedDb): SubmissionMethods {
     const grant = applyCharge(cmd, nowMs);
     if (!grant) return { ok: false, grant: null };
     insertJob.run(jobParams(job));
-    if (queued) insertOutbox.run(job.id, job.createdAt);
+    // A cache hit has no message to publish, but its accept's outcome event waits here like any other's.
+    insertOutbox.run(job.id, job.createdAt);
     if (key) claimKey.run(key.key, job.id, key.fingerprint, job.createdAt);
     return { ok: true, grant };
   });
