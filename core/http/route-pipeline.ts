@@ -18,6 +18,7 @@ import { TOPICS } from '../ports/bus.ts';
 import type { Drain } from './drain.ts';
 import type { EdgeGate } from './edge/edge-limits.ts';
 import { holdUserStream } from './edge/user-streams.ts';
+import { discardUploads } from './uploads.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
@@ -172,7 +173,12 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
             throw bodyReadRefusal(err, ctx.req);
           });
         }
-        await def.handler(ctx, validatedInput(def, ctx));
+        try {
+          await def.handler(ctx, validatedInput(def, ctx));
+        } finally {
+          // The upload's temporary files were core's doing: they go once the handler is done with them, however it ended.
+          if (def.body === 'multipart') await discardUploads(ctx);
+        }
       } catch (err) {
         const apiError = toApiError(err, services.logger);
         errorCode = apiError.fields.usageCode ?? null;

@@ -8,7 +8,7 @@ import { createRecognizer, type AsrConfig } from './asr/index.ts';
 import { ModelDirError } from './asr/model-dir.ts';
 import { dubFields, dubForm, dubResponse, type DubFields } from './schemas.ts';
 import { createDubService } from './service.ts';
-import { discardUploads, requireUpload } from './upload.ts';
+import { requireUpload } from '../../core/http/uploads.ts';
 
 interface DubConfig extends AsrConfig {
   /** longest recording dubbed in one request */
@@ -75,17 +75,13 @@ export default definePlugin({
         502: { description: 'Speech recognition failed; nothing charged' },
         503: { description: 'Speech recognition or a worker is unavailable (`ASR_NOT_CONFIGURED`, `ASR_UNAVAILABLE`; nothing charged), or the audio cannot be stored (`SERVICE_UNAVAILABLE`, Retry-After; refunded)' },
       },
+      // Core deletes the upload once the handler is done (core/http/uploads.ts).
       handler: async (ctx) => {
-        try {
-          // Validated here, inside the try whose finally deletes the upload.
-          const fields = validate<DubFields>(dubFields, ctx.request.body);
-          const upload = requireUpload(ctx, 'audio', 'recording');
-          const { auth, billing, outcome, stopping } = ctx.state;
-          ctx.status = 201;
-          ctx.body = await service.dub(upload.path, fields, { auth: auth!, billing, outcome, signal: stopping });
-        } finally {
-          await discardUploads(ctx);
-        }
+        const fields = validate<DubFields>(dubFields, ctx.request.body);
+        const upload = requireUpload(ctx, 'audio', 'recording');
+        const { auth, billing, outcome, stopping } = ctx.state;
+        ctx.status = 201;
+        ctx.body = await service.dub(upload.path, fields, { auth: auth!, billing, outcome, signal: stopping });
       },
     });
   },

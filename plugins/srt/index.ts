@@ -8,7 +8,7 @@ import { DEFAULT_MAX_TEMPO } from '../../core/speechkit/timeline/align.ts';
 import { decodeSrt, parseSrt, SrtError } from './parse.ts';
 import { srtFields, srtForm, srtRefusalFields, srtResponse, type SrtFields } from './schemas.ts';
 import { createSrtService } from './service.ts';
-import { discardUploads, requireUpload } from './upload.ts';
+import { requireUpload } from '../../core/http/uploads.ts';
 
 interface SrtConfig {
   /** most a cue's speech is sped up before it runs into the gap after the cue */
@@ -48,26 +48,23 @@ export default definePlugin({
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
         503: { description: 'No worker for the voice right now, the server is stopping, or the audio cannot be stored (`SERVICE_UNAVAILABLE`, Retry-After); refunded' },
       },
+      // Core deletes the upload once the handler is done (core/http/uploads.ts).
       handler: async (ctx) => {
+        const body = validate<SrtFields>(srtFields, ctx.request.body);
+        const upload = requireUpload(ctx, 'file', 'subtitle file (.srt)');
+        let cues;
         try {
-          const body = validate<SrtFields>(srtFields, ctx.request.body);
-          const upload = requireUpload(ctx, 'file', 'subtitle file (.srt)');
-          let cues;
-          try {
-            cues = parseSrt(decodeSrt(await readFile(upload.path)));
-          } catch (err) {
-            if (!(err instanceof SrtError)) throw err;
-            throw new DomainError('invalid', err.message, {
-              param: 'file', code: err.cue === null && /no cues/.test(err.message) ? 'SRT_EMPTY' : 'SRT_INVALID',
-              extra: err.cue === null ? undefined : { cue: err.cue, line: err.line },
-            });
-          }
-          const { auth, billing, outcome, stopping } = ctx.state;
-          ctx.status = 201;
-          ctx.body = await service.dub(cues, body, { auth: auth!, billing, outcome, signal: stopping });
-        } finally {
-          await discardUploads(ctx);
+          cues = parseSrt(decodeSrt(await readFile(upload.path)));
+        } catch (err) {
+          if (!(err instanceof SrtError)) throw err;
+          throw new DomainError('invalid', err.message, {
+            param: 'file', code: err.cue === null && /no cues/.test(err.message) ? 'SRT_EMPTY' : 'SRT_INVALID',
+            extra: err.cue === null ? undefined : { cue: err.cue, line: err.line },
+          });
         }
+        const { auth, billing, outcome, stopping } = ctx.state;
+        ctx.status = 201;
+        ctx.body = await service.dub(cues, body, { auth: auth!, billing, outcome, signal: stopping });
       },
     });
   },

@@ -1,6 +1,6 @@
 import test from 'ava';
 import net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -149,4 +149,31 @@ test('each role run alone serves /healthz, /readyz and /metrics on its ops port,
     await Promise.all(children.map((c) => c.kill('SIGTERM')));
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+test('a multipart route\'s temporary upload files are deleted by core once the handler is done, whether it answered or refused', async (t) => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'vieneu-uploads-'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-uploads-data-'));
+  // The child's temporary directory is its own, so every upload file it writes is seen here.
+  const child = await startChildPlatform({ DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, TMPDIR: tmp });
+  t.teardown(async () => {
+    await child.kill('SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const boot = await (await fetch(`${child.url}/admin/v1/bootstrap`, {
+    method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Uploads' }),
+  })).json();
+  const post = async (route: string, field: string, content: string) => {
+    const form = new FormData();
+    form.append(field, new Blob([Buffer.from(content, 'utf8')]), 'upload.bin');
+    const res = await fetch(`${child.url}/api/v1${route}`, { method: 'POST', headers: { authorization: `Bearer ${boot.apiKey}` }, body: form });
+    return { status: res.status, body: await res.json() };
+  };
+  const leftovers = () => readdirSync(tmp, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
+
+  t.is((await post('/srt', 'file', '1\n00:00:00,000 --> 00:00:01,500\nXin chào.\n')).status, 201);
+  t.like(await post('/srt', 'file', 'not a subtitle file'), { status: 400, body: { code: 'SRT_INVALID' } });
+  t.like(await post('/dub', 'audio', 'not a recording'), { status: 400 });
+  t.deepEqual(leftovers(), [], 'no upload left in the temporary directory');
 });

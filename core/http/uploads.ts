@@ -1,11 +1,12 @@
 /**
- * The uploaded file of a multipart request, as core's multipart phase left
- * it (formidable: a temporary file on disk, never the whole upload in
- * memory), and the clean-up of every temporary file the request left.
+ * The uploaded files of a multipart route (`body: 'multipart'`), as core's
+ * multipart phase left them: temporary files on disk (formidable), never
+ * an upload in memory. Core deletes them once the route's handler has
+ * returned or thrown (route-pipeline.ts), so a handler only reads them.
  */
 import { unlink } from 'node:fs/promises';
-import { DomainError } from '../../core/errors.ts';
-import type { RouteContext } from '../../core/plugin.ts';
+import { DomainError } from '../errors.ts';
+import type { RouteContext } from '../plugin.ts';
 
 export interface Upload {
   path: string;
@@ -31,7 +32,7 @@ export function requireUpload(ctx: RouteContext, field: string, what: string): U
   return { path: value.filepath, size: value.size, name: value.originalFilename ?? null };
 }
 
-/** Deletes the request's temporary upload files; never throws. */
+/** Deletes the request's temporary upload files; never throws. Core's, after the handler. */
 export async function discardUploads(ctx: RouteContext): Promise<void> {
   const files = Object.values(filesOf(ctx)).flat();
   await Promise.all(files.map((f) => unlink(f.filepath).catch(() => undefined)));
