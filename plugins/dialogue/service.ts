@@ -18,11 +18,9 @@ import { DomainError } from '../../core/errors.ts';
 import { countCharacters } from '../../core/billing/pricing.ts';
 import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
-import { refineForRequest } from '../../core/speechkit/text/refine.ts';
+import { refinePiecesForRequest } from '../../core/speechkit/text/refine.ts';
 import { prepareText } from '../../core/speechkit/text/prepare.ts';
-import { speakClip } from '../../core/speechkit/timeline/clip.ts';
-import { storeTimelineWav } from '../../core/speechkit/timeline/wav-blob.ts';
-import { renderFailure } from '../../core/speechkit/timeline/failures.ts';
+import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import { MAX_DIALOGUE_CHARS, type DialogueBody } from './schemas.ts';
 
 export const DIALOGUE_SAMPLE_RATE = 48_000;
@@ -73,9 +71,7 @@ export function createDialogueService(deps: DialogueDeps, options: { defaultPaus
   /** The text each turn is spoken from: moderated as a whole and normalised turn by turn when aiRefine asks. */
   function spokenTexts(body: DialogueBody): string[] {
     const texts = body.inputs.map((t) => t.text);
-    if (!body.aiRefine) return texts;
-    refineForRequest(texts.join('\n'), config.moderationTerms);
-    return texts.map((t) => refineForRequest(t, config.moderationTerms).text);
+    return body.aiRefine ? refinePiecesForRequest(texts, config.moderationTerms) : texts;
   }
 
   async function resolveVoices(body: DialogueBody, engine: string, accountId: string): Promise<VoiceProfile[]> {
@@ -110,29 +106,16 @@ export function createDialogueService(deps: DialogueDeps, options: { defaultPaus
       const key = `dialogues/${dialogueId}.wav`;
       const pauseSamples = Math.round(((body.pauseMs ?? options.defaultPauseMs) / 1000) * DIALOGUE_SAMPLE_RATE);
       const segments: VoiceSegment[] = [];
-      let genMs = 0;
-      let stored;
-      try {
-        stored = await storeTimelineWav(deps.blobs, key, DIALOGUE_SAMPLE_RATE, async (timeline) => {
-          for (const [i, text] of texts.entries()) {
-            const clip = await speakClip(deps.engine, { text, voice: voices[i], sampleRate: DIALOGUE_SAMPLE_RATE, signal: scope.signal });
-            genMs += clip.genMs;
-            if (clip.pcm.length === 0) throw new Error(`turn ${i} produced no audio`);
-            if (i > 0) await timeline.padTo(timeline.samples + pauseSamples);
-            const placed = await timeline.append(clip.pcm);
-            segments.push({ inputIndex: i, voiceId: voices[i].id, start: placed.start / DIALOGUE_SAMPLE_RATE, end: placed.end / DIALOGUE_SAMPLE_RATE });
-          }
-        });
-      } catch (err) {
-        deps.logger.warn('dialogue render failed', { err: err as Error });
-        await scope.billing.refund(charge);
-        const failure = renderFailure(err, true);
-        scope.outcome.errorCode = failure.details.usageCode ?? null;
-        scope.outcome.genMs = genMs;
-        throw failure;
-      }
-      scope.outcome.audioSeconds = stored.seconds;
-      scope.outcome.genMs = genMs;
+      const render = { key, sampleRate: DIALOGUE_SAMPLE_RATE, what: 'dialogue', refund: () => scope.billing.refund(charge) };
+      const stored = await renderTimeline(deps, scope, render, async (timeline, speak) => {
+        for (const [i, text] of texts.entries()) {
+          const clip = await speak(text, voices[i]);
+          if (clip.pcm.length === 0) throw new Error(`turn ${i} produced no audio`);
+          if (i > 0) await timeline.padTo(timeline.samples + pauseSamples);
+          const placed = await timeline.append(clip.pcm);
+          segments.push({ inputIndex: i, voiceId: voices[i].id, start: placed.start / DIALOGUE_SAMPLE_RATE, end: placed.end / DIALOGUE_SAMPLE_RATE });
+        }
+      });
       const link = deps.downloads.sign(key, LINK_TTL_SECONDS);
       return {
         dialogueId, audioUrl: link.url, audioUrlExpiresIn: link.expiresIn, duration: round3(stored.seconds), sampleRate: DIALOGUE_SAMPLE_RATE,

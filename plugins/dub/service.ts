@@ -20,10 +20,8 @@ import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import { DomainError } from '../../core/errors.ts';
 import { countCharacters } from '../../core/billing/pricing.ts';
 import { probeUpload, ProbeUnavailableError, UnsupportedAudioError, type ProbedUpload } from '../../core/speechkit/audio/probe.ts';
-import { speakClip } from '../../core/speechkit/timeline/clip.ts';
 import { fitClip } from '../../core/speechkit/timeline/fit.ts';
-import { storeTimelineWav, type StoredWav } from '../../core/speechkit/timeline/wav-blob.ts';
-import { renderFailure } from '../../core/speechkit/timeline/failures.ts';
+import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import { AsrFailedError, AsrUnavailableError, type SpeechRecognizer, type Transcript } from './asr/port.ts';
 import { assertAffordable } from './affordability.ts';
 import { dubPriceTokens } from './pricing.ts';
@@ -143,32 +141,20 @@ export function createDubService(deps: DubDeps, options: DubOptions) {
       const dubId = 'dub_' + randomUUID();
       const key = `dubs/${dubId}.wav`;
       const alignment: AlignmentReport[] = [];
-      let genMs = 0;
-      let stored: StoredWav;
-      try {
-        stored = await storeTimelineWav(deps.blobs, key, DUB_SAMPLE_RATE, async (timeline) => {
-          for (const [i, segment] of transcript.segments.entries()) {
-            const clip = await speakClip(deps.engine, { text: segment.text, voice, sampleRate: DUB_SAMPLE_RATE, signal: scope.signal });
-            genMs += clip.genMs;
-            const next = transcript.segments[i + 1]?.start ?? null;
-            const fitted = await fitClip(timeline, clip.pcm, segment, next, { maxTempo: options.maxTempo, signal: scope.signal });
-            alignment.push({
-              index: i, start: round3(segment.start), end: round3(segment.end), speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
-              overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
-            });
-          }
-          // The dub lasts as long as the recording (longer only when its last segment runs on).
-          await timeline.padTo(Math.round(upload.seconds * DUB_SAMPLE_RATE));
-        });
-      } catch (err) {
-        deps.logger.warn('dub render failed', { err: err as Error });
-        const failure = renderFailure(err, false);
-        scope.outcome.errorCode = failure.details.usageCode ?? null;
-        scope.outcome.genMs = genMs;
-        throw failure;
-      }
-      scope.outcome.genMs = genMs;
-      scope.outcome.audioSeconds = stored.seconds;
+      // Nothing is charged yet: the price follows the output's duration.
+      const stored = await renderTimeline(deps, scope, { key, sampleRate: DUB_SAMPLE_RATE, what: 'dub' }, async (timeline, speak) => {
+        for (const [i, segment] of transcript.segments.entries()) {
+          const clip = await speak(segment.text, voice);
+          const next = transcript.segments[i + 1]?.start ?? null;
+          const fitted = await fitClip(timeline, clip.pcm, segment, next, { maxTempo: options.maxTempo, signal: scope.signal });
+          alignment.push({
+            index: i, start: round3(segment.start), end: round3(segment.end), speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
+            overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
+          });
+        }
+        // The dub lasts as long as the recording (longer only when its last segment runs on).
+        await timeline.padTo(Math.round(upload.seconds * DUB_SAMPLE_RATE));
+      });
       // SPEC Billing rule 4: charged only on success, by the output's duration.
       try {
         await scope.billing.charge({ engine, tokens: dubPriceTokens(stored.seconds, multiplier) });

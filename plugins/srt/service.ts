@@ -19,12 +19,10 @@ import { countCharacters } from '../../core/billing/pricing.ts';
 import { MAX_TEXT_CHARS } from '../../core/http/synthesis-fields.ts';
 import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
-import { refineForRequest } from '../../core/speechkit/text/refine.ts';
+import { refinePiecesForRequest } from '../../core/speechkit/text/refine.ts';
 import { prepareText } from '../../core/speechkit/text/prepare.ts';
-import { speakClip } from '../../core/speechkit/timeline/clip.ts';
 import { fitClip } from '../../core/speechkit/timeline/fit.ts';
-import { storeTimelineWav } from '../../core/speechkit/timeline/wav-blob.ts';
-import { renderFailure } from '../../core/speechkit/timeline/failures.ts';
+import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import type { SubtitleCue } from './parse.ts';
 
 export const SRT_SAMPLE_RATE = 48_000;
@@ -81,9 +79,7 @@ export function createSrtService(deps: SrtDeps, options: { maxTempo: number }) {
 
   function spokenTexts(cues: SubtitleCue[], aiRefine: boolean): string[] {
     const texts = cues.map((c) => c.text);
-    if (!aiRefine) return texts;
-    refineForRequest(texts.join('\n'), config.moderationTerms);
-    return texts.map((t) => refineForRequest(t, config.moderationTerms).text);
+    return aiRefine ? refinePiecesForRequest(texts, config.moderationTerms) : texts;
   }
 
   return {
@@ -108,33 +104,20 @@ export function createSrtService(deps: SrtDeps, options: { maxTempo: number }) {
       const srtId = 'srt_' + randomUUID();
       const key = `srt/${srtId}.wav`;
       const reports: CueReport[] = [];
-      let genMs = 0;
-      let stored;
-      try {
-        stored = await storeTimelineWav(deps.blobs, key, SRT_SAMPLE_RATE, async (timeline) => {
-          for (const [i, cue] of cues.entries()) {
-            const clip = await speakClip(deps.engine, { text: texts[i], voice, sampleRate: SRT_SAMPLE_RATE, signal: scope.signal });
-            genMs += clip.genMs;
-            const next = cues[i + 1]?.start ?? null;
-            const fitted = await fitClip(timeline, clip.pcm, cue, next, { maxTempo: options.maxTempo, signal: scope.signal });
-            reports.push({
-              index: cue.index, start: cue.start, end: cue.end, speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
-              overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
-            });
-          }
-          // The file covers the last cue, even when its speech ended early.
-          await timeline.padTo(Math.round(cues[cues.length - 1].end * SRT_SAMPLE_RATE));
-        });
-      } catch (err) {
-        deps.logger.warn('subtitle render failed', { err: err as Error });
-        await scope.billing.refund(charge);
-        const failure = renderFailure(err, true);
-        scope.outcome.errorCode = failure.details.usageCode ?? null;
-        scope.outcome.genMs = genMs;
-        throw failure;
-      }
-      scope.outcome.audioSeconds = stored.seconds;
-      scope.outcome.genMs = genMs;
+      const render = { key, sampleRate: SRT_SAMPLE_RATE, what: 'subtitle', refund: () => scope.billing.refund(charge) };
+      const stored = await renderTimeline(deps, scope, render, async (timeline, speak) => {
+        for (const [i, cue] of cues.entries()) {
+          const clip = await speak(texts[i], voice);
+          const next = cues[i + 1]?.start ?? null;
+          const fitted = await fitClip(timeline, clip.pcm, cue, next, { maxTempo: options.maxTempo, signal: scope.signal });
+          reports.push({
+            index: cue.index, start: cue.start, end: cue.end, speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
+            overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
+          });
+        }
+        // The file covers the last cue, even when its speech ended early.
+        await timeline.padTo(Math.round(cues[cues.length - 1].end * SRT_SAMPLE_RATE));
+      });
       const link = deps.downloads.sign(key, LINK_TTL_SECONDS);
       return {
         srtId, audioUrl: link.url, audioUrlExpiresIn: link.expiresIn, duration: round3(stored.seconds), sampleRate: SRT_SAMPLE_RATE, characters, cues: reports,

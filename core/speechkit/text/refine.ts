@@ -32,3 +32,13 @@ export function refineForRequest(text: string, moderationTerms: readonly string[
     throw err;
   }
 }
+
+/**
+ * Pieces of one request spoken separately (dialogue turns, subtitle cues):
+ * moderated together first (one refusal for the whole request), then
+ * normalised piece by piece.
+ */
+export function refinePiecesForRequest(texts: readonly string[], moderationTerms: readonly string[]): string[] {
+  refineForRequest(texts.join('\n'), moderationTerms);
+  return texts.map((text) => refineForRequest(text, moderationTerms).text);
+}
