@@ -20,7 +20,7 @@ import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import { DomainError } from '../../core/errors.ts';
 import { countCharacters } from '../../core/billing/pricing.ts';
 import { probeUpload, ProbeUnavailableError, UnsupportedAudioError, type ProbedUpload } from '../../core/speechkit/audio/probe.ts';
-import { fitClip } from '../../core/speechkit/timeline/fit.ts';
+import { fitClip, fitReport, type FitReport } from '../../core/speechkit/timeline/fit.ts';
 import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import { AsrFailedError, AsrUnavailableError, type SpeechRecognizer, type Transcript } from './asr/port.ts';
 import { assertAffordable } from './affordability.ts';
@@ -54,16 +54,11 @@ export interface DubScope {
   signal: AbortSignal;
 }
 
-export interface AlignmentReport {
+export interface AlignmentReport extends FitReport {
   /** segment number in the transcript, from 0 */
   index: number;
   start: number;
   end: number;
-  speechSeconds: number;
-  tempo: number;
-  overflow: number;
-  cut: number;
-  speechEnd: number;
 }
 
 export interface DubResult {
@@ -147,10 +142,7 @@ export function createDubService(deps: DubDeps, options: DubOptions) {
           const clip = await speak(segment.text, voice);
           const next = transcript.segments[i + 1]?.start ?? null;
           const fitted = await fitClip(timeline, clip.pcm, segment, next, { maxTempo: options.maxTempo, signal: scope.signal });
-          alignment.push({
-            index: i, start: round3(segment.start), end: round3(segment.end), speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
-            overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
-          });
+          alignment.push({ index: i, start: round3(segment.start), end: round3(segment.end), ...fitReport(fitted) });
         }
         // The dub lasts as long as the recording (longer only when its last segment runs on).
         await timeline.padTo(Math.round(upload.seconds * DUB_SAMPLE_RATE));

@@ -21,7 +21,7 @@ import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { refinePiecesForRequest } from '../../core/speechkit/text/refine.ts';
 import { prepareText } from '../../core/speechkit/text/prepare.ts';
-import { fitClip } from '../../core/speechkit/timeline/fit.ts';
+import { fitClip, fitReport, type FitReport } from '../../core/speechkit/timeline/fit.ts';
 import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import type { SubtitleCue } from './parse.ts';
 
@@ -46,20 +46,10 @@ export interface SrtScope {
 }
 
 /** What happened to one cue. */
-export interface CueReport {
+export interface CueReport extends FitReport {
   index: number;
   start: number;
   end: number;
-  /** seconds of synthesised speech before any tempo change */
-  speechSeconds: number;
-  /** 1 = unchanged; above 1 the speech was sped up (pitch kept) */
-  tempo: number;
-  /** seconds the speech runs past the cue's end, into the gap before the next cue */
-  overflow: number;
-  /** seconds cut off at the next cue's start (0 unless even the gap was too short) */
-  cut: number;
-  /** where the cue's speech ends in the file (never after the next cue's start) */
-  speechEnd: number;
 }
 
 export interface SrtResult {
@@ -110,10 +100,7 @@ export function createSrtService(deps: SrtDeps, options: { maxTempo: number }) {
           const clip = await speak(texts[i], voice);
           const next = cues[i + 1]?.start ?? null;
           const fitted = await fitClip(timeline, clip.pcm, cue, next, { maxTempo: options.maxTempo, signal: scope.signal });
-          reports.push({
-            index: cue.index, start: cue.start, end: cue.end, speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo),
-            overflow: round3(fitted.overflow), cut: round3(fitted.cut), speechEnd: round3(fitted.start + fitted.seconds),
-          });
+          reports.push({ index: cue.index, start: cue.start, end: cue.end, ...fitReport(fitted) });
         }
         // The file covers the last cue, even when its speech ended early.
         await timeline.padTo(Math.round(cues[cues.length - 1].end * SRT_SAMPLE_RATE));

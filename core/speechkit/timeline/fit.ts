@@ -35,3 +35,26 @@ export async function fitClip(
   const seconds = (placed.end - placed.start) / rate;
   return { ...plan, start: placed.start / rate, seconds, cut: Math.max(plan.cut, (samples - (pcm.length >> 1)) / rate), speechSeconds };
 }
+
+/** What happened to one cue's speech, as the subtitle and dub routes report it (seconds, to the millisecond). */
+export interface FitReport {
+  /** seconds of synthesised speech before any tempo change */
+  speechSeconds: number;
+  /** 1 = unchanged; above 1 the speech was sped up (pitch kept) */
+  tempo: number;
+  /** seconds the speech runs past the cue's end, into the gap before the next cue */
+  overflow: number;
+  /** seconds cut off at the next cue's start (0 unless even the gap was too short) */
+  cut: number;
+  /** where the cue's speech ends in the file (never after the next cue's start) */
+  speechEnd: number;
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function fitReport(fitted: FittedClip): FitReport {
+  return {
+    speechSeconds: round3(fitted.speechSeconds), tempo: round3(fitted.tempo), overflow: round3(fitted.overflow), cut: round3(fitted.cut),
+    speechEnd: round3(fitted.start + fitted.seconds),
+  };
+}
