@@ -33,6 +33,8 @@ export interface Config {
   source: Record<string, unknown>;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   kafka: { brokers: string[]; clientId: string; partitions: number } | null;
+  /** how often the events the bus refused are published again (core/bus-spill.ts) */
+  busSpillRelaySeconds: number;
   mongo: { url: string; db: string } | null;
   clickhouse: { url: string; database: string; user: string; password: string } | null;
   redisUrl: string | null;
@@ -148,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     source: merged,
     logLevel: v.LOG_LEVEL,
     kafka: v.KAFKA_BROKERS ? { brokers: csv(v.KAFKA_BROKERS), clientId: v.KAFKA_CLIENT_ID, partitions: v.KAFKA_PARTITIONS } : null,
+    busSpillRelaySeconds: v.BUS_SPILL_RELAY_SECONDS,
     mongo: v.MONGODB_URL ? { url: v.MONGODB_URL, db: v.MONGODB_DB } : null,
     clickhouse: v.CLICKHOUSE_URL
       ? { url: v.CLICKHOUSE_URL, database: v.CLICKHOUSE_DATABASE, user: v.CLICKHOUSE_USER, password: v.CLICKHOUSE_PASSWORD }

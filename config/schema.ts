@@ -50,6 +50,8 @@ export const envSchema = Joi.object({
   KAFKA_BROKERS: Joi.string(),
   KAFKA_CLIENT_ID: Joi.string().default('vieneu-tts'),
   KAFKA_PARTITIONS: Joi.number().integer().min(1).max(256).default(6),
+  // How often an api process publishes the events the bus refused (core/bus-spill.ts).
+  BUS_SPILL_RELAY_SECONDS: Joi.number().min(0.1).max(3600).default(5),
   MONGODB_URL: Joi.string().uri({ scheme: ['mongodb', 'mongodb+srv'] }),
   MONGODB_DB: Joi.string().default('vieneu'),
   CLICKHOUSE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),

@@ -6,6 +6,8 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Observe } from '../bound-histogram.ts';
 import type { Bus } from '../ports/bus.ts';
+import type { SpillStore } from '../ports/documents.ts';
+import { publishOrSpill } from '../bus-spill.ts';
 import type { Counters } from '../ports/counters.ts';
 import type { BillingService, Charge, RequestBilling } from '../billing/service.ts';
 import { ApiError } from '../errors.ts';
@@ -31,6 +33,8 @@ export interface PipelineServices {
   counters: Counters;
   billing: BillingService;
   bus: Bus;
+  /** where outcome events the bus refused wait for the spill relay */
+  spill: SpillStore;
 }
 
 /** Runs `fn` once the response has fully ended (streamed bodies included). */
@@ -240,7 +244,7 @@ async function releaseHolds(ctx: RouteContext, services: PipelineServices, held:
 }
 
 /**
- * The plugin's work that waits for the outcome event to be on the bus
+ * The plugin's work that waits for the outcome event to be durable
  * (`outcome.afterPublished`). After a failed publish it is not done: the
  * durable mark it would clear stays, and its recovery publishes the event.
  */
@@ -291,7 +295,8 @@ function recordedStatus(ctx: RouteContext): number {
 /**
  * The request's log phase: its duration metric, then (for tracked routes)
  * its outcome event; the promise is the publication (whether the event is
- * on the bus), null when there is none.
+ * durable: on the bus, or kept for the spill relay when the bus refused
+ * it), null when there is none.
  */
 function recordOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, durations: DurationSeries, errorCode: string | null): Promise<boolean> | null {
   const outcome = ctx.state.outcome;
@@ -308,7 +313,7 @@ async function publishOutcome(ctx: RouteContext, services: PipelineServices, def
     const auth = ctx.state.auth;
     if (!auth) return true; // a refusal that no account can be charged for belongs to no one's usage
     const event = buildOutcomeEvent({ requestId: ctx.state.requestId, accountId: auth.accountId, keyId: auth.keyId, status, outcome, errorCode });
-    await services.bus.publish(TOPICS.outcomes, [{ id: event.id, key: auth.accountId, value: event }]);
+    await publishOrSpill(services, TOPICS.outcomes, [{ id: event.id, key: auth.accountId, value: event }]);
     return true;
   } catch (err) {
     services.logger.error('could not publish outcome', { err: err as Error, route: def.name });

@@ -14,6 +14,7 @@ import { documentRoute, referencePage } from '../http/openapi/reference.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { startOutboxRelay } from '../billing/outbox-relay.ts';
 import { startHoldRecovery } from '../billing/hold-recovery.ts';
+import { startSpillRelay } from '../bus-spill.ts';
 import { ServiceRegistry } from './registry.ts';
 import { coreServiceFactories, selfApiRef } from './runtime.ts';
 import type { CredentialVerifier } from '../http/auth.ts';
@@ -39,30 +40,43 @@ export interface Platform {
   stop(): Promise<boolean>;
 }
 
-/** What the kernel runs for core itself, in the api role: the billing outbox relay and the recovery of charges held by a process that died. */
+/**
+ * What the kernel runs for core itself, in the api role: the billing outbox
+ * relay, the recovery of charges held by a process that died, and the relay
+ * of outcome events the bus refused.
+ */
 function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
+  // Asked for when a worker starts: only the api role runs them.
+  const services = async () => {
+    const [documents, bus, logger, billing, config] = await Promise.all([
+      registry.get(coreServices.documents, 'core'), registry.get(coreServices.bus, 'core'), registry.get(coreServices.logger, 'core'),
+      registry.get(coreServices.billing, 'core'), registry.get(coreServices.config, 'core'),
+    ]);
+    return { documents, bus, logger, billing, config };
+  };
   return [{
     name: 'core:ledger-outbox-relay',
     role: 'api',
     start: async () => {
-      const [documents, bus, logger, billing] = await Promise.all([
-        registry.get(coreServices.documents, 'core'), registry.get(coreServices.bus, 'core'), registry.get(coreServices.logger, 'core'),
-        registry.get(coreServices.billing, 'core'),
-      ]);
+      const { documents, bus, logger, billing } = await services();
       return startOutboxRelay({ documents, bus, logger, refund: (charge) => billing.refund(charge) });
     },
   }, {
     name: 'core:charge-hold-recovery',
     role: 'api',
     start: async () => {
-      const [documents, bus, logger, billing, config] = await Promise.all([
-        registry.get(coreServices.documents, 'core'), registry.get(coreServices.bus, 'core'), registry.get(coreServices.logger, 'core'),
-        registry.get(coreServices.billing, 'core'), registry.get(coreServices.config, 'core'),
-      ]);
+      const { documents, bus, logger, billing, config } = await services();
       return startHoldRecovery({
         holds: documents.holds, instance: billing.instance, leaseMs: config.billing.holdLeaseSeconds * 1000, bus, logger,
         refund: (charge) => billing.refund(charge), retryReleases: () => billing.release([]),
       });
+    },
+  }, {
+    name: 'core:bus-spill-relay',
+    role: 'api',
+    start: async () => {
+      const { documents, bus, logger, config } = await services();
+      return startSpillRelay({ bus, spill: documents.spill, logger, intervalMs: config.busSpillRelaySeconds * 1000 });
     },
   }];
 }
@@ -113,16 +127,16 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
   let server: http.Server | null = null;
   let url: string | null = null;
   if (config.roles.includes('api')) {
-    const [keys, counters, billing, bus, downloads, blobs, jobs] = await Promise.all([
+    const [keys, counters, billing, bus, downloads, blobs, jobs, documents] = await Promise.all([
       registry.get(coreServices.keys, 'core'), registry.get(coreServices.counters, 'core'), registry.get(coreServices.billing, 'core'),
       registry.get(coreServices.bus, 'core'), registry.get(coreServices.downloads, 'core'), registry.get(coreServices.blobs, 'core'),
-      registry.get(coreServices.jobs, 'core'),
+      registry.get(coreServices.jobs, 'core'), registry.get(coreServices.documents, 'core'),
     ]);
     const selfApi = await registry.get(selfApiRef, 'core');
     // The reference documents every route, its own included; built on first request, when {base_url} is known.
     const routes = [...wired.routes];
     routes.push({ ...documentRoute(() => buildOpenApiDocument({ routes, mounts: wired.mounts, plugins: [{ id: 'core', description: 'The API reference itself' }, ...wired.plugins], baseUrl: selfApi.publicBaseUrl() })), plugin: 'core' });
-    const app = buildKoaApp({ config, logger, metrics, keys, counters, billing, bus }, {
+    const app = buildKoaApp({ config, logger, metrics, keys, counters, billing, bus, spill: documents.spill }, {
       routes,
       mounts: wired.mounts,
       coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger }), referencePage()],

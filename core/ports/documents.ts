@@ -107,6 +107,28 @@ export interface HoldsStore {
   orphaned(nowMs: number, limit: number): Promise<LedgerEntry[]>;
 }
 
+/** A bus message whose publish failed, kept until it can be published (core/bus-spill.ts). */
+export interface SpilledMessage {
+  topic: string;
+  id: string;
+  key: string;
+  value: unknown;
+}
+
+/**
+ * Messages the bus could not take (out of reach past its publish deadline),
+ * kept in the system of record so that a long bus outage delays them
+ * instead of losing them. One message per topic and id: adding it again
+ * changes nothing.
+ */
+export interface SpillStore {
+  add(messages: readonly SpilledMessage[]): Promise<void>;
+  /** the oldest first */
+  pending(limit: number): Promise<SpilledMessage[]>;
+  /** they were published */
+  remove(messages: ReadonlyArray<Pick<SpilledMessage, 'topic' | 'id'>>): Promise<void>;
+}
+
 /** Outbox of ledger entries awaiting publication on the bus. */
 export interface OutboxStore {
   pending(limit: number): Promise<LedgerEntry[]>;
@@ -142,6 +164,7 @@ export interface Documents {
   webhooks: WebhooksStore;
   /** users, sign-in sessions and lockout counters (core/ports/identity.ts) */
   identity: IdentityStore;
+  spill: SpillStore;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -375,6 +375,24 @@ function documentsContract(adapter: string, open: Open): void {
     t.is((await docs.grants.get(grant.id))?.usedTokens, 3 * PRICE, 'holds change no numbers');
   });
 
+  it('spilled bus messages wait oldest first, once per topic and id, until removed', async (docs, t) => {
+    const topic = `spill.${randomUUID().slice(0, 8)}`;
+    const message = (id: string, topicName = topic) => ({ topic: topicName, id, key: 'acc_1', value: { id, nested: { tokens: 12, at: null } } });
+    const mine = async () => (await docs.spill.pending(100)).filter((m) => m.topic === topic || m.topic === `${topic}.other`);
+    await docs.spill.add([message('a'), message('b')]);
+    await docs.spill.add([message('c'), message('a'), message('a', `${topic}.other`)]);
+    await docs.spill.add([]);
+    t.deepEqual(await mine(), [message('a'), message('b'), message('c'), message('a', `${topic}.other`)], 'in the order spilled; "a" again is one message, in another topic another');
+    t.is((await docs.spill.pending(2)).length, 2, 'at most limit');
+    await docs.spill.remove([{ topic, id: 'a' }, { topic, id: 'unknown' }]);
+    t.deepEqual((await mine()).map((m) => [m.topic, m.id]), [[topic, 'b'], [topic, 'c'], [`${topic}.other`, 'a']], 'only that topic\'s "a" went');
+    await docs.spill.add([message('a')]);
+    t.deepEqual((await mine()).map((m) => m.id), ['b', 'c', 'a', 'a'], 'a removed message spilled again waits at the end');
+    await docs.spill.remove((await mine()).map(({ topic: name, id }) => ({ topic: name, id })));
+    await docs.spill.remove([]);
+    t.deepEqual(await mine(), []);
+  });
+
   it('held charges of one turn each land with their hold (MongoDB writes them as one update)', async (docs, t) => {
     const grant = await docs.grants.create(newGrant());
     t.true((await docs.grants.charge(chargeOf(grant, 10))).ok); // opens the day and week windows

@@ -2,6 +2,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { createMongoJobs } from './mongo-jobs.ts';
 import { createMongoWebhooks } from '../webhooks/mongo.ts';
 import { createMongoIdentity } from '../identity/mongo.ts';
+import { createMongoSpill } from './mongo-spill.ts';
 import type {
   Account,
   AccountsStore,
@@ -50,6 +51,7 @@ export async function createMongoDocuments(client: MongoClient, dbName: string, 
     jobs: await createMongoJobs(db, { charge: grantsStore.charge, chargeQueued: chargeQueuedIn(grants) }),
     webhooks: await createMongoWebhooks(db),
     identity: await createMongoIdentity(db),
+    spill: await createMongoSpill(db),
     async ping() {
       await db.command({ ping: 1 });
     },

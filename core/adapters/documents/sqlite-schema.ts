@@ -75,6 +75,14 @@ CREATE TABLE IF NOT EXISTS process_beats (
   instance TEXT PRIMARY KEY,
   until_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS bus_spill (
+  seq INTEGER PRIMARY KEY,
+  topic TEXT NOT NULL,
+  id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  UNIQUE (topic, id)
+);
 CREATE TABLE IF NOT EXISTS ledger (
   id TEXT PRIMARY KEY,
   kind TEXT NOT NULL,

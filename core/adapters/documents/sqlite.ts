@@ -12,6 +12,7 @@ import { createSqliteGrants, createSqliteHolds, createSqliteLedger, createSqlite
 import { createSqliteJobs } from './sqlite-jobs.ts';
 import { createSqliteWebhooks } from '../webhooks/sqlite.ts';
 import { createSqliteIdentity } from '../identity/sqlite.ts';
+import { createSqliteSpill } from './sqlite-spill.ts';
 import { ACCOUNT_COLUMNS, CLONE_COLUMNS, KEY_COLUMNS, createDocumentTables } from './sqlite-schema.ts';
 
 /**
@@ -33,6 +34,7 @@ export function createSqliteDocuments(db: EmbeddedDb): Documents {
     jobs: createSqliteJobs(db),
     webhooks: createSqliteWebhooks(db),
     identity: createSqliteIdentity(db),
+    spill: createSqliteSpill(db),
     async ping() {
       ping.get();
     },
