@@ -9,6 +9,7 @@ import { createJobPublisher, startJobRecovery } from './publication.ts';
 interface JobsConfig {
   JOBS_RECOVERY_INTERVAL_SECONDS: number;
   JOBS_REPUBLISH_AFTER_SECONDS: number;
+  JOBS_OUTCOME_REPUBLISH_AFTER_SECONDS: number;
   JOBS_SUBMISSION_TIMEOUT_SECONDS: number;
 }
 
@@ -22,6 +23,8 @@ export default definePlugin({
   config: Joi.object<JobsConfig>({
     JOBS_RECOVERY_INTERVAL_SECONDS: Joi.number().min(0.1).max(3600).default(10),
     JOBS_REPUBLISH_AFTER_SECONDS: Joi.number().min(0).max(3600).default(10),
+    // Past the bus's 120-s publish deadline: a live process has published (or spilled) its accept's outcome by then.
+    JOBS_OUTCOME_REPUBLISH_AFTER_SECONDS: Joi.number().min(0).max(86_400).default(150),
     JOBS_SUBMISSION_TIMEOUT_SECONDS: Joi.number().min(1).max(86_400).default(60),
   }),
   deps: {
@@ -47,6 +50,7 @@ export default definePlugin({
         const loop = startJobRecovery(deps, {
           intervalMs: config.JOBS_RECOVERY_INTERVAL_SECONDS * 1000,
           republishAfterMs: config.JOBS_REPUBLISH_AFTER_SECONDS * 1000,
+          outcomeAfterMs: config.JOBS_OUTCOME_REPUBLISH_AFTER_SECONDS * 1000,
           submissionTimeoutMs: config.JOBS_SUBMISSION_TIMEOUT_SECONDS * 1000,
         });
         return () => loop.stop();

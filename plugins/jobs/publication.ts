@@ -93,40 +93,63 @@ export type JobPublisher = ReturnType<typeof createJobPublisher>;
 
 export interface RecoverySettings {
   intervalMs: number;
-  /** a publication still pending after this long is redone (its process died before or while publishing) */
+  /** a job whose publication is still pending after this long has its message published again (its process died before or while publishing) */
   republishAfterMs: number;
+  /**
+   * After this long its accept's outcome event is published again too, and
+   * the publication is done. It is longer than the bus's publish deadline
+   * (120 s): by then a live process has its accept's outcome on the bus or
+   * in the spill (core/bus-spill.ts), so a bus outage does not have the
+   * event published a second time.
+   */
+  outcomeAfterMs: number;
   /** a submission (MongoDB) still uncharged after this long is dropped */
   submissionTimeoutMs: number;
 }
 
 /**
  * Crash recovery, at start-up and every `intervalMs`: the store repairs
- * submissions cut short and queue counters (`jobs.repair`), then jobs whose
- * publication is still pending after `republishAfterMs` are published: the
- * message of each that still waits to be rendered, and the outcome event of
- * each one's accept.
+ * submissions cut short and queue counters (`jobs.repair`); then each job
+ * whose publication is still pending after `republishAfterMs` and still
+ * waits to be rendered is handed over again (once per process), and after
+ * `outcomeAfterMs` its accept's outcome event is published and its
+ * publication marked done.
  */
 export function startJobRecovery(deps: { jobs: JobsStore; publisher: Publisher; logger: Logger }, settings: RecoverySettings) {
   const BATCH = 500;
+  // Jobs this process handed over whose outcome is not due yet: their message is not sent again at every pass.
+  let handedOver = new Set<string>();
   const pass = async (): Promise<PassOutcome> => {
     const now = Date.now();
     const repaired = await deps.jobs.repair(new Date(now - settings.submissionTimeoutMs).toISOString(), new Date(now).toISOString());
     if (repaired.abandoned + repaired.healed > 0) deps.logger.warn('jobs repaired after a crash', repaired);
     const ids = await deps.jobs.unpublished(new Date(now - settings.republishAfterMs).toISOString(), BATCH);
+    // What is no longer pending (its own process finished it) is forgotten.
+    if (ids.length < BATCH) handedOver = new Set(ids.filter((id) => handedOver.has(id)));
     if (ids.length === 0) return 'idle';
     const jobs = await deps.jobs.getMany(ids);
-    // A job that has ended needs no render; one still queued or processing is handed over again.
-    const toRender = jobs.filter((job) => job.status === 'queued' || job.status === 'processing');
-    if (toRender.length > 0) await deps.publisher.publish(TOPICS.jobs, toRender.map((job) => jobMessage(job.id)));
-    const accepts = jobs.flatMap((job) => {
+    const toRender = jobs.filter((job) => (job.status === 'queued' || job.status === 'processing') && !handedOver.has(job.id));
+    if (toRender.length > 0) {
+      await deps.publisher.publish(TOPICS.jobs, toRender.map((job) => jobMessage(job.id)));
+      for (const job of toRender) handedOver.add(job.id);
+      deps.logger.info('handed over jobs left unpublished by a stopped process', { jobs: toRender.length });
+    }
+    const dueBefore = now - Math.max(settings.outcomeAfterMs, settings.republishAfterMs);
+    const found = new Set(jobs.map((job) => job.id));
+    const due = jobs.filter((job) => Date.parse(job.createdAt) <= dueBefore);
+    const accepts = due.flatMap((job) => {
       if (!job.charge) return [];
       const event = acceptOutcomeEvent({ ...job, charge: job.charge });
       return [{ id: event.id, key: job.accountId, value: event }];
     });
     if (accepts.length > 0) await deps.publisher.publish(TOPICS.outcomes, accepts);
-    await deps.jobs.markPublished(ids);
-    deps.logger.info('published jobs left unpublished by a stopped process', { jobs: ids.length });
-    return ids.length === BATCH ? 'full' : 'some';
+    // A job gone from the store has nothing left to publish.
+    const done = [...due.map((job) => job.id), ...ids.filter((id) => !found.has(id))];
+    if (done.length === 0) return 'some';
+    await deps.jobs.markPublished(done);
+    for (const id of done) handedOver.delete(id);
+    if (accepts.length > 0) deps.logger.info('published the outcome events of accepts a stopped process left unpublished', { jobs: accepts.length });
+    return done.length === BATCH ? 'full' : 'some';
   };
   return startRelayLoop({ name: 'jobs recovery', intervalMs: settings.intervalMs, pass, logger: deps.logger });
 }

@@ -89,7 +89,7 @@ for (const stack of recordStacks('submission crash')) {
     // Restart with every role: the recovery republishes, the worker renders, the ledger writer catches up.
     const restarted = await restart({
       ...common(dataDir, use.env), INFERENCE_CONCURRENCY: '4',
-      JOBS_RECOVERY_INTERVAL_SECONDS: '0.5', JOBS_REPUBLISH_AFTER_SECONDS: '1', JOBS_SUBMISSION_TIMEOUT_SECONDS: '2',
+      JOBS_RECOVERY_INTERVAL_SECONDS: '0.5', JOBS_REPUBLISH_AFTER_SECONDS: '1', JOBS_OUTCOME_REPUBLISH_AFTER_SECONDS: '1', JOBS_SUBMISSION_TIMEOUT_SECONDS: '2',
     });
     const p = restarted;
     const accountIds = accounts.map((a) => a.accountId as string);

@@ -45,13 +45,15 @@ test('the outcome rebuilt from a stored job is the event its accept published: q
   }
 });
 
-test('a job stays pending until its accept\'s outcome is on the bus; after a failed outcome publish the recovery publishes it, and usage counts the request once', async (t) => {
-  const p = await startTestPlatform({ ROLES: 'api,pipelines', JOBS_RECOVERY_INTERVAL_SECONDS: '0.2', JOBS_REPUBLISH_AFTER_SECONDS: '1' });
+test('a job stays pending until its accept\'s outcome is on the bus; when neither the bus nor the spill took the outcome the recovery publishes it, and usage counts the request once', async (t) => {
+  const p = await startTestPlatform({ ROLES: 'api,pipelines', JOBS_RECOVERY_INTERVAL_SECONDS: '0.2', JOBS_REPUBLISH_AFTER_SECONDS: '1', JOBS_OUTCOME_REPUBLISH_AFTER_SECONDS: '1' });
   t.teardown(() => p.stop());
   const { apiKey } = await p.bootstrap();
   const bus = await p.platform.service(coreServices.bus);
   const jobs = await p.platform.service(coreServices.jobs);
+  const { spill } = await p.platform.service(coreServices.documents);
   const publish = bus.publish.bind(bus);
+  const keep = spill.add.bind(spill);
   let letThrough!: () => void;
   let gate: Promise<void> | null = new Promise<void>((resolve) => (letThrough = resolve));
   let failNext = false;
@@ -62,6 +64,11 @@ test('a job stays pending until its accept\'s outcome is on the bus; after a fai
       throw new Error('the bus refused the outcome');
     }
     return publish(topic, messages);
+  };
+  let spillRefuses = false;
+  spill.add = async (messages) => {
+    if (spillRefuses) throw new Error('the store refused the spilled outcome');
+    return keep(messages);
   };
   t.teardown(() => letThrough());
   const pending = async () => jobs.unpublished(FUTURE, 100);
@@ -75,10 +82,13 @@ test('a job stays pending until its accept\'s outcome is on the bus; after a fai
   await waitFor(async () => !(await pending()).includes(waiting), { what: 'the mark to go once the outcome is published' });
 
   failNext = true;
+  spillRefuses = true;
   const refused = await submit('Câu thứ hai mà kết quả bị hàng đợi từ chối.');
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.false(failNext, 'its outcome publish was tried and failed');
-  // The recovery publishes it once it is JOBS_REPUBLISH_AFTER_SECONDS old, and marks it.
+  spillRefuses = false;
+  t.deepEqual(await spill.pending(10), [], 'and was not kept either');
+  // The recovery publishes it once it is JOBS_OUTCOME_REPUBLISH_AFTER_SECONDS old, and marks it.
   await waitFor(async () => !(await pending()).includes(refused), { timeoutMs: 15_000, what: 'the recovery to publish the accept' });
   const usage = await waitFor(async () => {
     const report = await (await p.api('/usage', { key: apiKey })).json();
