@@ -4,8 +4,9 @@
  * logged. The events of core's log phase are now kept in the system of
  * record instead (the documents port's `spill`), and a relay in every api
  * process publishes them once the bus takes messages again. Consumers are
- * idempotent on message ids, so an event published late, or twice after a
- * crash between the relay's publish and its clean-up, counts once.
+ * idempotent on message ids, so an event published late, or twice (a crash
+ * between the relay's publish and its clean-up, two processes' relays at
+ * once), counts once.
  */
 import type { Bus, OutgoingMessage } from './ports/bus.ts';
 import type { SpillStore } from './ports/documents.ts';
