@@ -12,8 +12,9 @@ import { perTurn } from '../../core/per-turn.ts';
  * outcome event of the `POST /tts` that accepted it. A job is accepted
  * together with its publication pending (the outbox: a `tts_job_outbox` row
  * on SQLite, the job's `publishPending` flag on MongoDB); the pending mark
- * is removed only once both are on the bus, so a crash in between publishes
- * them again at worst: the render worker handles a job once whatever it
+ * is removed only once both are out (the message on the bus, the outcome on
+ * the bus or kept by core's spill), so a crash in between publishes them
+ * again at worst: the render worker handles a job once whatever it
  * receives, and the outcome rebuilt from the job has the request's own id
  * and time, so usage keeps one.
  */
@@ -50,8 +51,8 @@ export function acceptOutcomeEvent(job: JobRecord & { charge: NonNullable<JobRec
 /**
  * The fast path: this process's accepted jobs are published right after
  * they commit, the jobs of one event-loop turn in one bus call, and their
- * pending marks removed once the request's outcome is on the bus too, in
- * one write per turn. A failure is logged and left to the recovery below.
+ * pending marks removed once the request's outcome is out too, in one
+ * write per turn. A failure is logged and left to the recovery below.
  */
 export function createJobPublisher(deps: { jobs: JobsStore; publisher: Publisher; logger: Logger }) {
   /** resolves whether the batch holding the job reached the bus */
