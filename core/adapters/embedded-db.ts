@@ -13,8 +13,14 @@ export const INLINE_AUTOCHECKPOINT_PAGES = 10_000;
  * adapter creates its own tables with `CREATE TABLE IF NOT EXISTS`.
  */
 export function openEmbeddedDb(dataDir: string, fileName = 'platform.db'): EmbeddedDb {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, fileName));
+  let db: EmbeddedDb;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    db = new Database(path.join(dataDir, fileName));
+  } catch (err) {
+    // Said in the operator's terms: the setting to fix, not the first plugin that asked for the file.
+    throw new Error(`the data directory ${dataDir} (DATA_DIR) cannot hold the embedded database: ${(err as Error).message}`, { cause: err });
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   // Checkpoint (and fsync) every ~40 MB of WAL instead of every 4 MB: fewer
