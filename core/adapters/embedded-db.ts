@@ -34,7 +34,24 @@ export function openEmbeddedDb(dataDir: string, fileName = 'platform.db'): Embed
   // a temporary file on disk (several times the WAL's own writes per POST /tts).
   db.pragma('temp_store = MEMORY');
   db.pragma('foreign_keys = ON');
+  beginTransactionsImmediately(db);
   return db;
+}
+
+/**
+ * Every transaction on the file begins IMMEDIATE. A DEFERRED one that reads
+ * before it writes cannot wait for the write lock: when another connection
+ * holds it, SQLite answers SQLITE_BUSY at once, without busy_timeout (waiting
+ * there could deadlock two upgrading readers). The checkpoint thread holds
+ * it for a few ms at each WAL restart (wal-checkpointer.ts), so under load
+ * such writes failed now and then (a usage job close, an audiobook's
+ * update). IMMEDIATE takes the lock at BEGIN, where busy_timeout applies.
+ * A call inside another transaction is a savepoint either way.
+ */
+function beginTransactionsImmediately(db: EmbeddedDb): void {
+  const transaction = db.transaction.bind(db);
+  // The driver's variants carry each other (`.deferred`, `.immediate`, ...): the IMMEDIATE one stands for all.
+  db.transaction = ((fn: Parameters<EmbeddedDb['transaction']>[0]) => transaction(fn).immediate) as EmbeddedDb['transaction'];
 }
 
 /** An in-memory database for unit tests. */

@@ -1,0 +1,79 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openEmbeddedDb, type EmbeddedDb } from '../../core/adapters/embedded-db.ts';
+import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
+
+const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+const HOLD_MS = 300;
+
+/**
+ * Another connection takes the file's write lock and keeps it HOLD_MS, as the
+ * WAL checkpoint thread does at each restart of the WAL. Resolves once held,
+ * with a promise of its release.
+ */
+async function holdWriteLock(file: string): Promise<{ released: Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', `
+    const Database = require(${JSON.stringify(DRIVER)});
+    const db = new Database(${JSON.stringify(file)});
+    db.exec('BEGIN IMMEDIATE');
+    process.stdout.write('held\\n');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${HOLD_MS});
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const released = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise((resolve, reject) => {
+    child.stdout!.once('data', resolve);
+    child.once('exit', (code) => reject(new Error(`the lock holder exited ${code}`)));
+  });
+  return { released };
+}
+
+function openTemp(t: { teardown(fn: () => void): void }): EmbeddedDb {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-lock-'));
+  const db = openEmbeddedDb(dir);
+  t.teardown(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return db;
+}
+
+test('a transaction that reads before it writes waits for the write lock another connection holds, instead of failing with SQLITE_BUSY', async (t) => {
+  const db = openTemp(t);
+  db.exec('CREATE TABLE counter (n INTEGER)');
+  const bump = db.transaction(() => {
+    const n = (db.prepare('SELECT COUNT(*) FROM counter').pluck().get() as number);
+    db.prepare('INSERT INTO counter (n) VALUES (?)').run(n + 1);
+  });
+  const { released } = await holdWriteLock(db.name);
+  const started = Date.now();
+  t.notThrows(() => bump());
+  t.true(Date.now() - started >= HOLD_MS / 2, 'it waited for the holder');
+  await released;
+  t.is(db.prepare('SELECT MAX(n) FROM counter').pluck().get(), 1);
+  // Nested in another transaction it is still a savepoint, rolled back alone.
+  db.transaction(() => {
+    bump();
+    t.throws(() => db.transaction(() => { bump(); throw new Error('undo'); })(), { message: 'undo' });
+  })();
+  t.is(db.prepare('SELECT COUNT(*) FROM counter').pluck().get(), 2);
+});
+
+test('the embedded usage store records job closes while the checkpoint thread holds the write lock (seen failing in the soak)', async (t) => {
+  const db = openTemp(t);
+  const analytics = createSqliteAnalytics(db);
+  t.teardown(() => analytics.close());
+  const at = new Date().toISOString();
+  await analytics.recordOutcomes([{
+    id: 'evt_queued', at, requestId: 'req_1', accountId: 'acc_1', keyId: 'key_1', grantId: 'grt_1', route: 'tts', status: 201,
+    result: 'queued', tokensCharged: 195, tokensRefunded: 0, characters: 50, audioSeconds: 0, genMs: null, voice: 'v', voiceName: 'V',
+    engine: 'v4', errorCode: null, cacheHit: false, queued: true, jobId: 'job_1',
+  } as never]);
+  const { released } = await holdWriteLock(db.name);
+  await t.notThrowsAsync(analytics.recordJobCloses([{ id: 'close_1', at, jobId: 'job_1', result: 'ok', audioSeconds: 2.5, genMs: 120, tokensRefunded: 0, errorCode: null }]));
+  await released;
+  t.is(db.prepare('SELECT COUNT(*) FROM usage_job_closes').pluck().get(), 1);
+});
