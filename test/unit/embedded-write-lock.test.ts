@@ -11,24 +11,41 @@ const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 const HOLD_MS = 300;
 
 /**
- * Another connection takes the file's write lock and keeps it HOLD_MS, as the
- * WAL checkpoint thread does at each restart of the WAL. Resolves once held,
- * with a promise of its release.
+ * Another connection takes the file's write lock, as the WAL checkpoint
+ * thread does at each restart of the WAL, and keeps it until HOLD_MS after
+ * `letGo()`: the test calls it just before its own write, so however slow the
+ * machine, the lock is still held when that write begins.
  */
-async function holdWriteLock(file: string): Promise<{ released: Promise<void> }> {
+async function holdWriteLock(file: string): Promise<{ letGo(): void; released: Promise<void> }> {
   const child = spawn(process.execPath, ['-e', `
     const Database = require(${JSON.stringify(DRIVER)});
     const db = new Database(${JSON.stringify(file)});
     db.exec('BEGIN IMMEDIATE');
     process.stdout.write('held\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${HOLD_MS});
-  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    process.stdin.once('data', () => setTimeout(() => { db.exec('COMMIT'); db.close(); process.exit(0); }, ${HOLD_MS}));
+  `], { stdio: ['pipe', 'pipe', 'inherit'] });
   const released = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise((resolve, reject) => {
     child.stdout!.once('data', resolve);
     child.once('exit', (code) => reject(new Error(`the lock holder exited ${code}`)));
   });
-  return { released };
+  return { letGo: () => child.stdin!.write('go\n'), released };
+}
+
+/** Whether another connection holds the write lock now: a BEGIN IMMEDIATE that may not wait says so. */
+function writeLockHeld(db: EmbeddedDb): boolean {
+  const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+    return false;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+    throw err;
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
 }
 
 function openTemp(t: { teardown(fn: () => void): void }): EmbeddedDb {
@@ -48,10 +65,11 @@ test('a transaction that reads before it writes waits for the write lock another
     const n = (db.prepare('SELECT COUNT(*) FROM counter').pluck().get() as number);
     db.prepare('INSERT INTO counter (n) VALUES (?)').run(n + 1);
   });
-  const { released } = await holdWriteLock(db.name);
-  const started = Date.now();
+  const { letGo, released } = await holdWriteLock(db.name);
+  letGo();
+  // Without this the test could pass by coming late, after the holder let go.
+  t.true(writeLockHeld(db), 'the other connection holds the write lock as the transaction begins');
   t.notThrows(() => bump());
-  t.true(Date.now() - started >= HOLD_MS / 2, 'it waited for the holder');
   await released;
   t.is(db.prepare('SELECT MAX(n) FROM counter').pluck().get(), 1);
   // Nested in another transaction it is still a savepoint, rolled back alone.
@@ -72,7 +90,9 @@ test('the embedded usage store records job closes while the checkpoint thread ho
     result: 'queued', tokensCharged: 195, tokensRefunded: 0, characters: 50, audioSeconds: 0, genMs: null, voice: 'v', voiceName: 'V',
     engine: 'v4', errorCode: null, cacheHit: false, queued: true, jobId: 'job_1',
   } as never]);
-  const { released } = await holdWriteLock(db.name);
+  const { letGo, released } = await holdWriteLock(db.name);
+  letGo();
+  t.true(writeLockHeld(db), 'the other connection holds the write lock as the close is recorded');
   await t.notThrowsAsync(analytics.recordJobCloses([{ id: 'close_1', at, jobId: 'job_1', result: 'ok', audioSeconds: 2.5, genMs: 120, tokensRefunded: 0, errorCode: null }]));
   await released;
   t.is(db.prepare('SELECT COUNT(*) FROM usage_job_closes').pluck().get(), 1);
