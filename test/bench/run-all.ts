@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 
 /** `npm run bench`: every benchmark in turn, each printing its own figures; exits 1 if any missed its target. */
-const BENCHES = ['api-throughput', 'production-path', 'speech-cpu', 'speech-ttfb', 'usage-event-loop', 'text-prep', 'speech-isolation', 'usage-aggregator', 'usage-aggregator --bus=kafka', 'usage-query', 'webhook-dispatch', 'audiobook-plan'];
+const BENCHES = ['api-throughput', 'production-path', 'speech-cpu', 'speech-ttfb', 'usage-event-loop', 'text-prep', 'speech-isolation', 'usage-aggregator', 'usage-aggregator --bus=kafka', 'local-log', 'usage-query', 'webhook-dispatch', 'audiobook-plan'];
 // The benches measure the compiled build, as `npm start` runs it (test/bench/lib.ts, serverArgs).
 const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
 if (build.status !== 0) throw new Error('npm run build failed');

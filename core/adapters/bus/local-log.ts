@@ -1,11 +1,21 @@
 import { groupCommit, type EmbeddedDb } from '../embedded-db.ts';
 import type { OutgoingMessage } from '../../ports/bus.ts';
+import type { Statement } from 'better-sqlite3';
 
 /**
- * The durable log behind the local bus: Kafka's model in three tables.
+ * The durable log behind the local bus: Kafka's model in SQLite tables.
  * A topic has a fixed number of partitions (set when it is first used), each
  * an append-only sequence; a consumer group keeps, per partition, the next
  * sequence number it has not yet handled.
+ *
+ * A partition's messages live in segments, as a Kafka partition's do: each
+ * segment is a table of its own (`bus_segment_<id>`, keyed by sequence
+ * number) listed in `bus_segments` with the first sequence number it holds;
+ * it holds every message up to the next segment's first. Pruning drops whole
+ * segments: dropping a table frees its pages at about half a microsecond a
+ * message, where deleting a range of rows from one shared table cost 7 to
+ * 11 µs a message (a B-tree delete per row), a fifth of what the usage
+ * aggregator spent draining a backlog.
  */
 
 const SCHEMA = `
@@ -15,16 +25,13 @@ CREATE TABLE IF NOT EXISTS bus_partitions (
   next_seq INTEGER NOT NULL,
   PRIMARY KEY (topic, part)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS bus_messages (
+CREATE TABLE IF NOT EXISTS bus_segments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
   topic TEXT NOT NULL,
   part INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  id TEXT NOT NULL,
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  published_at TEXT NOT NULL,
-  PRIMARY KEY (topic, part, seq)
-) WITHOUT ROWID;
+  base_seq INTEGER NOT NULL,
+  UNIQUE (topic, part, base_seq)
+);
 CREATE TABLE IF NOT EXISTS bus_offsets (
   grp TEXT NOT NULL,
   topic TEXT NOT NULL,
@@ -33,6 +40,16 @@ CREATE TABLE IF NOT EXISTS bus_offsets (
   PRIMARY KEY (grp, topic, part)
 ) WITHOUT ROWID;
 `;
+
+const segmentTable = (id: number) => `bus_segment_${id}`;
+
+const SEGMENT_COLUMNS = `(
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  published_at TEXT NOT NULL
+)`;
 
 export interface StoredMessage {
   part: number;
@@ -73,7 +90,23 @@ const encodeMessage = (message: OutgoingMessage): EncodedMessage =>
 
 export type MessageLog = ReturnType<typeof openMessageLog>;
 
-export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retainPerPartition: number) {
+/**
+ * Messages a partition's segment takes before the next append starts a new
+ * one (an append is never split, so a segment may hold one append more).
+ * Consumed messages wait for their whole segment: about 2.5 MB of outcome
+ * events per partition at most.
+ */
+export const DEFAULT_SEGMENT_SIZE = 4096;
+
+interface Segment {
+  id: number;
+  base: number;
+}
+
+/** Prepared statements of the segment tables in use; cleared when it grows past this (tables dropped by another process). */
+const MAX_CACHED_SEGMENTS = 256;
+
+export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retainPerPartition: number, segmentSize = DEFAULT_SEGMENT_SIZE) {
   db.exec(SCHEMA);
   const partitionCounts = new Map<string, number>();
 
@@ -82,10 +115,10 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
   const nextSeq = db.prepare('SELECT next_seq FROM bus_partitions WHERE topic = ? AND part = ?').pluck();
   // Reserves `n` sequence numbers of a partition in one statement; answers the first of them.
   const reserve = db.prepare('UPDATE bus_partitions SET next_seq = next_seq + ? WHERE topic = ? AND part = ? RETURNING next_seq - ?').pluck();
-  const insertMessage = db.prepare(`INSERT INTO bus_messages (topic, part, seq, id, key, value, published_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  const selectMessages = db.prepare(`SELECT part, seq, id, key, value, published_at AS publishedAt
-    FROM bus_messages WHERE topic = ? AND part = ? AND seq >= ? ORDER BY seq LIMIT ?`);
+  const selectSegments = db.prepare('SELECT id, base_seq AS base FROM bus_segments WHERE topic = ? AND part = ? ORDER BY base_seq');
+  const selectLastSegment = db.prepare('SELECT id, base_seq AS base FROM bus_segments WHERE topic = ? AND part = ? ORDER BY base_seq DESC LIMIT 1');
+  const insertSegment = db.prepare('INSERT INTO bus_segments (topic, part, base_seq) VALUES (?, ?, ?) RETURNING id').pluck();
+  const deleteSegment = db.prepare('DELETE FROM bus_segments WHERE id = ?');
   const selectCommitted = db.prepare('SELECT next_seq FROM bus_offsets WHERE grp = ? AND topic = ? AND part = ?').pluck();
   const registerGroup = db.prepare('INSERT OR IGNORE INTO bus_offsets (grp, topic, part, next_seq) VALUES (?, ?, ?, 0)');
   // Monotonic: a late commit from a member that lost the partition can never move a group backwards.
@@ -94,12 +127,66 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
   const selectBacklog = db.prepare(`SELECT p.part FROM bus_partitions p
     LEFT JOIN bus_offsets o ON o.grp = ? AND o.topic = p.topic AND o.part = p.part
     WHERE p.topic = ? AND p.next_seq > COALESCE(o.next_seq, 0)`).pluck();
+  // A segment holds every sequence number from its base to the next one's: the oldest base is the oldest message kept.
   const selectLag = db.prepare(`SELECT p.next_seq AS high, COALESCE(o.next_seq, 0) AS committed,
-      COALESCE((SELECT MIN(m.seq) FROM bus_messages m WHERE m.topic = p.topic AND m.part = p.part), p.next_seq) AS low
+      COALESCE((SELECT MIN(s.base_seq) FROM bus_segments s WHERE s.topic = p.topic AND s.part = p.part), p.next_seq) AS low
     FROM bus_partitions p LEFT JOIN bus_offsets o ON o.grp = ? AND o.topic = p.topic AND o.part = p.part
     WHERE p.topic = ?`);
   const minCommitted = db.prepare('SELECT MIN(next_seq) FROM bus_offsets WHERE topic = ? AND part = ?').pluck();
-  const deleteBefore = db.prepare('DELETE FROM bus_messages WHERE topic = ? AND part = ? AND seq < ?');
+
+  /**
+   * Each segment table's two statements; a segment's part is fixed, so it is
+   * part of its SELECT. An id can come back (a rolled-back append's segment),
+   * maybe for another partition: the part is checked.
+   */
+  const statements = new Map<number, { part: number; insert: Statement; select: Statement }>();
+  function segmentStatements(segment: number, part: number) {
+    let found = statements.get(segment);
+    if (found?.part !== part) {
+      if (statements.size >= MAX_CACHED_SEGMENTS) statements.clear();
+      const table = segmentTable(segment);
+      found = {
+        part,
+        insert: db.prepare(`INSERT INTO ${table} (seq, id, key, value, published_at) VALUES (?, ?, ?, ?, ?)`),
+        select: db.prepare(`SELECT ${part} AS part, seq, id, key, value, published_at AS publishedAt
+          FROM ${table} WHERE seq >= ? ORDER BY seq LIMIT ?`),
+      };
+      statements.set(segment, found);
+    }
+    return found;
+  }
+
+  /** Starts the partition's next segment at `base`; runs inside the append's transaction, so a rolled-back append leaves none. */
+  function startSegment(topic: string, part: number, base: number): Segment {
+    const id = insertSegment.get(topic, part, base) as number;
+    db.exec(`CREATE TABLE ${segmentTable(id)} ${SEGMENT_COLUMNS}`);
+    return { id, base };
+  }
+
+  /** The segment an append starting at `first` goes to: the last one, unless it is full. */
+  function segmentFor(topic: string, part: number, first: number): Segment {
+    const last = selectLastSegment.get(topic, part) as Segment | undefined;
+    return last && first - last.base < segmentSize ? last : startSegment(topic, part, first);
+  }
+
+  /**
+   * Moves a log written before segments (one `bus_messages` table) into one
+   * segment per partition, once, under the write lock, so two processes
+   * opening the file together move it once.
+   */
+  const legacyTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bus_messages'").pluck();
+  if (legacyTable.get()) {
+    db.transaction(() => {
+      if (!legacyTable.get()) return;
+      const kept = db.prepare('SELECT topic, part, MIN(seq) AS base FROM bus_messages GROUP BY topic, part').all() as Array<{ topic: string; part: number; base: number }>;
+      for (const { topic, part, base } of kept) {
+        const { id } = startSegment(topic, part, base);
+        db.prepare(`INSERT INTO ${segmentTable(id)} (seq, id, key, value, published_at)
+          SELECT seq, id, key, value, published_at FROM bus_messages WHERE topic = ? AND part = ? ORDER BY seq`).run(topic, part);
+      }
+      db.exec('DROP TABLE bus_messages');
+    })();
+  }
 
   function ensureTopic(topic: string): number {
     const known = partitionCounts.get(topic);
@@ -111,16 +198,43 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
       }).immediate();
       count = countPartitions.get(topic) as number;
     }
-    partitionCounts.set(topic, count);
+    // Created inside a transaction, the partitions are known only once it commits: it may roll them back.
+    if (!db.inTransaction) partitionCounts.set(topic, count);
     return count;
   }
 
-  /** Drops what every group has handled, and anything beyond the retention cap even if a group lags. */
-  function prune(topic: string, part: number): void {
+  /**
+   * Drops the segments whose every message each group has handled, and those
+   * wholly beyond the retention cap even if a group lags. The last segment
+   * goes only once full: appends would otherwise start a table per turn.
+   */
+  const prune = db.transaction((topic: string, part: number) => {
     const high = nextSeq.get(topic, part) as number;
     const slowest = minCommitted.get(topic, part) as number | null;
     const before = Math.max(slowest ?? 0, high - retainPerPartition);
-    if (before > 0) deleteBefore.run(topic, part, before);
+    if (before <= 0) return;
+    const segments = selectSegments.all(topic, part) as Segment[];
+    segments.forEach((segment, i) => {
+      const end = segments[i + 1]?.base ?? high;
+      const full = i + 1 < segments.length || high - segment.base >= segmentSize;
+      if (end > before || !full) return;
+      statements.delete(segment.id);
+      db.exec(`DROP TABLE IF EXISTS ${segmentTable(segment.id)}`);
+      deleteSegment.run(segment.id);
+    });
+  });
+
+  /** Up to `limit` messages of a partition from `fromSeq` on, across its segments. */
+  function fetch(topic: string, part: number, fromSeq: number, limit: number): StoredMessage[] {
+    const segments = selectSegments.all(topic, part) as Segment[];
+    let found: StoredMessage[] = [];
+    for (let i = 0; i < segments.length && found.length < limit; i++) {
+      const end = segments[i + 1]?.base;
+      if (end !== undefined && end <= fromSeq) continue;
+      const rows = segmentStatements(segments[i]!.id, part).select.all(fromSeq, limit - found.length) as StoredMessage[];
+      found = found.length === 0 ? rows : found.concat(rows);
+    }
+    return found;
   }
 
   const writes = groupCommit(db);
@@ -135,8 +249,9 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     }
     for (const [part, list] of byPart) {
       const first = reserve.get(list.length, topic, part, list.length) as number;
+      const { insert } = segmentStatements(segmentFor(topic, part, first).id, part);
       list.forEach((message, i) => {
-        insertMessage.run(topic, part, first + i, message.id, message.key, message.value, publishedAt);
+        insert.run(first + i, message.id, message.key, message.value, publishedAt);
       });
       if (holdsPrunePoint(first, first + list.length)) prune(topic, part);
     }
@@ -193,9 +308,7 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
       return writes.run(() => commitTx(group, topic, part, next));
     },
 
-    fetch(topic: string, part: number, fromSeq: number, limit: number): StoredMessage[] {
-      return selectMessages.all(topic, part, fromSeq, limit) as StoredMessage[];
-    },
+    fetch,
 
     committed(group: string, topic: string, part: number): number {
       return (selectCommitted.get(group, topic, part) as number | undefined) ?? 0;
@@ -217,8 +330,8 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     commitMany(group: string, topic: string, nextByPart: Map<number, number>): void {
       db.transaction(() => {
         for (const [part, next] of nextByPart) upsertCommit.run(group, topic, part, next);
+        for (const part of nextByPart.keys()) prune(topic, part);
       }).immediate();
-      for (const part of nextByPart.keys()) prune(topic, part);
     },
 
     /** Partitions holding messages the group has not committed. */

@@ -23,8 +23,10 @@ export interface LocalBusOptions {
   partitions?: number;
   /** first retry delay, doubled on each further attempt (default 200) */
   retryBackoffMs?: number;
-  /** messages kept per partition even if a group lags behind (default 100000) */
+  /** messages kept per partition even if a group lags behind (default 100000; dropped a segment at a time) */
   retainPerPartition?: number;
+  /** messages per segment of a partition's log, the unit pruning drops (default 4096) */
+  segmentSize?: number;
   /** handler failures; defaults to one line on stderr */
   onError?: BusErrorReporter;
   /**
@@ -61,7 +63,7 @@ export function createLocalBus(db: EmbeddedDb, opts: LocalBusOptions = {}): Bus 
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
   const onError = opts.onError ?? loggerReporter('local');
   const publishTimeoutMs = opts.publishTimeoutMs ?? 120_000;
-  const log = openMessageLog(db, opts.partitions ?? 8, opts.retainPerPartition ?? 100_000);
+  const log = openMessageLog(db, opts.partitions ?? 8, opts.retainPerPartition ?? 100_000, opts.segmentSize);
   const shared = sharedState(db);
   const subscriptions = new Set<Subscription>();
   let closed = false;
