@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openEmbeddedDb, type EmbeddedDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteAnalytics } from '../../core/adapters/analytics/sqlite.ts';
+import { openMessageLog } from '../../core/adapters/bus/local-log.ts';
 
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 const HOLD_MS = 300;
@@ -96,4 +97,16 @@ test('the embedded usage store records job closes while the checkpoint thread ho
   await t.notThrowsAsync(analytics.recordJobCloses([{ id: 'close_1', at, jobId: 'job_1', result: 'ok', audioSeconds: 2.5, genMs: 120, tokensRefunded: 0, errorCode: null }]));
   await released;
   t.is(db.prepare('SELECT COUNT(*) FROM usage_job_closes').pluck().get(), 1);
+});
+
+test('a bus consumer\'s fetch is a read: it answers while another connection holds the write lock, across segments', async (t) => {
+  const db = openTemp(t);
+  const log = openMessageLog(db, 1, 10_000, 10);
+  for (let from = 0; from < 35; from += 5) log.append('t', Array.from({ length: 5 }, (_, i) => ({ id: `m${from + i}`, key: 'k', value: from + i })));
+  const { letGo, released } = await holdWriteLock(db.name);
+  t.true(writeLockHeld(db), 'the other connection holds the write lock');
+  // Begun IMMEDIATE, the fetch would wait for the lock (busy_timeout) and then fail: the holder keeps it until told.
+  t.deepEqual(log.fetch('t', 0, 3, 20).map((m) => m.seq), Array.from({ length: 20 }, (_, i) => 3 + i));
+  letGo();
+  await released;
 });

@@ -224,8 +224,13 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
     });
   });
 
-  /** Up to `limit` messages of a partition from `fromSeq` on, across its segments. */
-  function fetch(topic: string, part: number, fromSeq: number, limit: number): StoredMessage[] {
+  /**
+   * Up to `limit` messages of a partition from `fromSeq` on, across its
+   * segments. One read transaction: the list of segments and their tables
+   * are one snapshot, so another process pruning meanwhile cannot drop a
+   * table between the two (it takes no write lock).
+   */
+  const fetch = db.transaction((topic: string, part: number, fromSeq: number, limit: number): StoredMessage[] => {
     const segments = selectSegments.all(topic, part) as Segment[];
     let found: StoredMessage[] = [];
     for (let i = 0; i < segments.length && found.length < limit; i++) {
@@ -235,7 +240,7 @@ export function openMessageLog(db: EmbeddedDb, defaultPartitions: number, retain
       found = found.length === 0 ? rows : found.concat(rows);
     }
     return found;
-  }
+  }).deferred;
 
   const writes = groupCommit(db);
   const appendAll = db.transaction((topic: string, messages: EncodedMessage[], partitions: number, publishedAt: string) => {
