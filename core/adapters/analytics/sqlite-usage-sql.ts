@@ -44,9 +44,16 @@ export const effectiveRows = (where: string) => `
 /**
  * Which parts of a window come from where (all times in ms, days as UTC day
  * numbers): raw rows of [headFrom, headTo); the cells of days [firstDay,
- * endDay); and the last, partial day tailDay, read whole from its cells when
- * the account has no row after the window that day (nearly always so for a
- * window ending now), else from its raw rows [tailFrom, tailTo).
+ * endDay); and the last, partial day tailDay. That day is read from its
+ * cells less its rows after the window, [tailTo, tailDayEnd), when that
+ * stretch (up to now) is shorter than the part inside the window, which it
+ * nearly always is for a window ending now (`subtract`), as the ClickHouse
+ * query does. Otherwise it is read whole from its cells when the account has
+ * no row after the window that day, else from its raw rows [tailFrom, tailTo).
+ * Reading the raw rows whenever a row lay after the window made every query
+ * of a busy account read its whole day so far: under steady traffic the
+ * requests answered while a query waited for the read thread lie after its
+ * window, so the queries slowed as the day went on, and waited longer.
  */
 export interface WindowPlan {
   headFrom: number;
@@ -57,50 +64,66 @@ export interface WindowPlan {
   tailFrom: number;
   tailTo: number;
   tailDayEnd: number;
+  /** 1: the tail day is its cells less the rows of [tailTo, tailDayEnd) */
+  subtract: 0 | 1;
 }
 
 /** `cells: false` reads the whole window from the raw rows (the reference the tests compare with). */
-export function planWindow(fromMs: number, toMs: number, cells = true): WindowPlan {
-  const rawOnly: WindowPlan = { headFrom: fromMs, headTo: toMs, firstDay: 0, endDay: 0, tailDay: -1, tailFrom: 0, tailTo: 0, tailDayEnd: 0 };
+export function planWindow(fromMs: number, toMs: number, cells = true, nowMs = Date.now()): WindowPlan {
+  const rawOnly: WindowPlan = { headFrom: fromMs, headTo: toMs, firstDay: 0, endDay: 0, tailDay: -1, tailFrom: 0, tailTo: 0, tailDayEnd: 0, subtract: 0 };
   const first = Math.ceil(fromMs / DAY_MS);
   const end = Math.floor(toMs / DAY_MS);
   if (!cells || end < first) return rawOnly;
   const tail = toMs > end * DAY_MS;
+  const dayEnd = (end + 1) * DAY_MS;
+  const subtract = tail && Math.max(0, Math.min(dayEnd, nowMs) - toMs) < toMs - end * DAY_MS ? 1 : 0;
   return {
     headFrom: fromMs, headTo: first * DAY_MS, firstDay: first, endDay: end,
-    tailDay: tail ? end : -1, tailFrom: tail ? end * DAY_MS : 0, tailTo: tail ? toMs : 0, tailDayEnd: tail ? (end + 1) * DAY_MS : 0,
+    tailDay: tail ? end : -1, tailFrom: tail ? end * DAY_MS : 0, tailTo: tail ? toMs : 0, tailDayEnd: tail ? dayEnd : 0, subtract,
   };
 }
 
 const SCOPE = '(@scopeAll = 1 OR e.key_id IS @keyId)';
 const ROWS_AFTER_TAIL = `EXISTS (SELECT 1 FROM usage_events a WHERE a.account_id = @accountId AND a.at_ms >= @tailTo AND a.at_ms < @tailDayEnd)`;
 
-// Raw rows of the partial days; MATERIALIZED so the groupings below read them once. The tail's end is
-// a constant subquery (read once, an index bound) rather than a condition the planner would test per row.
+// Raw rows of the partial days, and (sign -1) those after the window that its tail day's cells count;
+// MATERIALIZED so the groupings below read them once. The tail's end is a constant subquery (read once,
+// an index bound) rather than a condition the planner would test per row.
 const RAW_ROWS = `raw AS MATERIALIZED (
-  ${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @headFrom AND e.at_ms < @headTo`)}
+  SELECT *, 1 AS sign FROM (${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @headFrom AND e.at_ms < @headTo`)})
   UNION ALL
-  ${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @tailFrom AND e.at_ms < (CASE WHEN ${ROWS_AFTER_TAIL} THEN @tailTo ELSE @tailFrom END)`)}
+  SELECT *, 1 FROM (${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @tailFrom
+    AND e.at_ms < (CASE WHEN @subtract = 0 AND ${ROWS_AFTER_TAIL} THEN @tailTo ELSE @tailFrom END)`)})
+  UNION ALL
+  SELECT *, -1 FROM (${effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @tailTo
+    AND e.at_ms < (CASE WHEN @subtract = 1 THEN @tailDayEnd ELSE @tailTo END)`)})
 )`;
 
 const CELL_DAYS = `account_id = @accountId AND (@scopeAll = 1 OR key_id = @cellKey)
-  AND ((day >= @firstDay AND day < @endDay) OR (day = @tailDay AND NOT ${ROWS_AFTER_TAIL}))`;
+  AND ((day >= @firstDay AND day < @endDay) OR (day = @tailDay AND (@subtract = 1 OR NOT ${ROWS_AFTER_TAIL})))`;
 
+// A tail-day cell with a row after the window has a last time, and maybe names, from after it: they are
+// set aside (stale), and the error and voice groups it touches read them again from the window's rows.
 const CELLS = `cells AS MATERIALIZED (
   SELECT day, route, voice, error_code, status, requests, ok, queued, cache_hit, denied, error, token_cost, characters,
-    audio_seconds, gen_count, gen_sum, last_at_ms, voice_name, engine
+    audio_seconds, gen_count, gen_sum,
+    CASE WHEN day = @tailDay AND last_at_ms >= @tailTo THEN 0 ELSE last_at_ms END AS last_at_ms,
+    day = @tailDay AND last_at_ms >= @tailTo AS stale,
+    CASE WHEN day = @tailDay AND last_at_ms >= @tailTo THEN NULL ELSE voice_name END AS voice_name,
+    CASE WHEN day = @tailDay AND last_at_ms >= @tailTo THEN NULL ELSE engine END AS engine
   FROM usage_daily WHERE ${CELL_DAYS}
   UNION ALL
-  SELECT at_ms / ${DAY_MS}, route, voice, error_code, status, 1, result = 'ok', result = 'queued', result = 'cache_hit',
-    result = 'denied', result = 'error', tokens_charged, characters, audio_seconds, gen_ms IS NOT NULL, COALESCE(gen_ms, 0),
-    at_ms, voice_name, engine
+  SELECT at_ms / ${DAY_MS}, route, voice, error_code, status, sign, sign * (result = 'ok'), sign * (result = 'queued'),
+    sign * (result = 'cache_hit'), sign * (result = 'denied'), sign * (result = 'error'), sign * tokens_charged,
+    sign * characters, sign * audio_seconds, sign * (gen_ms IS NOT NULL), sign * COALESCE(gen_ms, 0),
+    CASE WHEN sign > 0 THEN at_ms ELSE 0 END, 0, CASE WHEN sign > 0 THEN voice_name END, CASE WHEN sign > 0 THEN engine END
   FROM raw
 )`;
 
 const SUMS = `TOTAL(requests) AS requests, TOTAL(ok) AS ok, TOTAL(queued) AS queued, TOTAL(cache_hit) AS cache_hit,
   TOTAL(denied) AS denied, TOTAL(error) AS error, TOTAL(token_cost) AS token_cost, TOTAL(characters) AS characters,
   TOTAL(audio_seconds) AS audio_seconds, TOTAL(gen_count) AS gen_count, TOTAL(gen_sum) AS gen_sum,
-  MAX(last_at_ms) AS last_at_ms, MAX(voice_name) AS voice_name, MAX(engine) AS engine`;
+  MAX(last_at_ms) AS last_at_ms, MAX(stale) AS stale, MAX(voice_name) AS voice_name, MAX(engine) AS engine`;
 
 // A cell whose rows all moved to another cell counts nothing and must not show as a group.
 const DIMENSIONS_SQL = `WITH ${RAW_ROWS}, ${CELLS}
@@ -115,16 +138,22 @@ const P95_SQL = `WITH ${RAW_ROWS},
 gens AS (
   SELECT gen_ms, TOTAL(n) AS n FROM (
     SELECT gen_ms, n FROM usage_gen_daily WHERE ${CELL_DAYS}
-    UNION ALL SELECT gen_ms, 1 FROM raw WHERE gen_ms IS NOT NULL
+    UNION ALL SELECT gen_ms, sign FROM raw WHERE gen_ms IS NOT NULL
   ) GROUP BY gen_ms HAVING TOTAL(n) > 0
 ),
 ranked AS (SELECT gen_ms, SUM(n) OVER (ORDER BY gen_ms ROWS UNBOUNDED PRECEDING) AS upto, SUM(n) OVER () AS total FROM gens)
 SELECT gen_ms FROM ranked WHERE upto > MIN(CAST(${P95} * total AS INTEGER), total - 1) ORDER BY gen_ms LIMIT 1`;
 
+// What a stale cell set aside, read from the window's rows of its tail day (rare: see CELLS): an error
+// group's last time, a voice group's name and engine.
+const TAIL_ROWS = effectiveRows(`e.account_id = @accountId AND ${SCOPE} AND e.at_ms >= @tailFrom AND e.at_ms < @tailTo`);
+const ERROR_LAST_AT_SQL = `SELECT MAX(at_ms) FROM (${TAIL_ROWS}) WHERE error_code = @errorCode AND status = @status`;
+const VOICE_NAMES_SQL = `SELECT MAX(voice_name) AS voice_name, MAX(engine) AS engine FROM (${TAIL_ROWS}) WHERE voice = @voice`;
+
 interface RawDimRow {
   kind: DimKind; k1: string; k2: string; requests: number; ok: number; queued: number; cache_hit: number;
   denied: number; error: number; token_cost: number; characters: number; audio_seconds: number;
-  gen_count: number; gen_sum: number; last_at_ms: number | null; voice_name: string | null; engine: string | null;
+  gen_count: number; gen_sum: number; last_at_ms: number | null; stale: number | null; voice_name: string | null; engine: string | null;
 }
 
 function toDimRow(raw: RawDimRow): DimRow {
@@ -137,7 +166,7 @@ function toDimRow(raw: RawDimRow): DimRow {
 }
 
 /** The statements by name, for whichever connection runs them. */
-export const USAGE_STATEMENTS = { dimensions: DIMENSIONS_SQL, p95: P95_SQL };
+export const USAGE_STATEMENTS = { dimensions: DIMENSIONS_SQL, p95: P95_SQL, errorLastAt: ERROR_LAST_AT_SQL, voiceNames: VOICE_NAMES_SQL };
 export type UsageStatement = keyof typeof USAGE_STATEMENTS;
 
 /** Runs a named statement: all rows, or the first column of the first row. */
@@ -161,7 +190,22 @@ export function inPlaceRunner(db: Database.Database): ReadRunner {
 
 export async function queryUsage(run: ReadRunner, params: UsageParams, options: { cells?: boolean } = {}): Promise<UsageRows> {
   const bound = { ...params, cellKey: params.keyId ?? '', ...planWindow(params.fromMs, params.toMs, options.cells ?? true) };
-  const rows = ((await run.all('dimensions', bound)) as RawDimRow[]).map(toDimRow);
+  const found = (await run.all('dimensions', bound)) as RawDimRow[];
+  const rows = found.map(toDimRow);
+  // MAX as SQL takes it: nulls ignored.
+  const later = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a > b ? a : b);
+  for (const [i, raw] of found.entries()) {
+    if (!raw.stale) continue;
+    const row = rows[i]!;
+    if (raw.kind === 'e') {
+      const lastAt = (await run.value('errorLastAt', { ...bound, errorCode: raw.k1, status: Number(raw.k2) })) as number | null;
+      row.lastAtMs = Math.max(row.lastAtMs, lastAt ?? 0);
+    } else if (raw.kind === 'v') {
+      const [names] = (await run.all('voiceNames', { ...bound, voice: raw.k1 })) as Array<{ voice_name: string | null; engine: string | null }>;
+      row.voiceName = later(row.voiceName, names?.voice_name ?? null);
+      row.engine = later(row.engine, names?.engine ?? null);
+    }
+  }
   const genCount = rows.find((row) => row.kind === 't')?.genCount ?? 0;
   const p95GenMs = genCount > 0 ? ((await run.value('p95', bound)) as number | undefined) ?? null : null;
   return { rows, p95GenMs };
