@@ -4,7 +4,7 @@ import { coreServices } from '../../core/services.ts';
 import type { WebhooksStore } from '../../core/ports/webhooks.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { makeTestPki, startReceiver, type Receiver, type TestPki } from '../helpers/webhook-receiver.ts';
+import { makeTestPki, startReceiver, type Receiver, type Responder, type TestPki } from '../helpers/webhook-receiver.ts';
 
 /**
  * The additions to SPEC's webhook routes (README "Webhooks"), on the real
@@ -17,10 +17,19 @@ let pki: TestPki;
 let p: TestPlatform;
 let receiver: Receiver;
 let store: WebhooksStore;
+/**
+ * Answers of the paths that need their own. The tests run at once: each one
+ * wrapping and later restoring `receiver.respond` could undo another's
+ * wrapper (the pause test's first attempt then succeeded, and it waited out
+ * its 60 s for the failure).
+ */
+const answerFor = new Map<string, Responder>();
 
 test.before(async () => {
   pki = makeTestPki();
   receiver = await startReceiver(pki.trusted);
+  const answer = receiver.respond;
+  receiver.respond = (r, res) => (answerFor.get(r.path) ?? answer)(r, res);
   p = await startTestPlatform({ WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_CA_FILE: pki.caFile, WEBHOOK_RETRY_SCALE: '0.1' });
   store = await p.platform.service(coreServices.webhooks);
 });
@@ -66,9 +75,7 @@ test('a test event is sent once, signed like a job event, with type webhook.test
 test('a test event the receiver refuses is attempted once and recorded DEAD with its error, without an account notification', async (t) => {
   const acct = await p.bootstrap();
   const endpoint = await endpointFor(acct.apiKey, '/test-refused');
-  const respond = receiver.respond;
-  receiver.respond = (r, res) => (r.path === '/test-refused' ? void res.writeHead(503).end() : respond(r, res));
-  t.teardown(() => void (receiver.respond = respond));
+  answerFor.set('/test-refused', (_r, res) => void res.writeHead(503).end());
   const queued = await (await p.api(`/webhooks/${endpoint.id}/test`, { method: 'POST', key: acct.apiKey })).json();
   await until('the DEAD test record', async () => (await stored(endpoint.id))[0]?.status === 'DEAD');
   const [record] = await deliveries(acct.apiKey, endpoint.id);
@@ -81,18 +88,15 @@ test('a test event the receiver refuses is attempted once and recorded DEAD with
 test('disable pauses an endpoint: a delivery due while it is disabled fails endpoint_unavailable (DEAD), new jobs record nothing for it; enable resumes', async (t) => {
   const acct = await p.bootstrap();
   const endpoint = await endpointFor(acct.apiKey, '/pause');
-  const respond = receiver.respond;
   // The first job's first attempt fails, so its delivery is still PENDING (retry due 3 s later at this retry scale) when the endpoint is paused.
   let failFirst = true;
-  receiver.respond = (r, res) => {
-    if (r.path !== '/pause') return respond(r, res);
+  answerFor.set('/pause', (_r, res) => {
     if (failFirst) {
       failFirst = false;
       return void res.writeHead(500).end();
     }
     res.writeHead(204).end();
-  };
-  t.teardown(() => void (receiver.respond = respond));
+  });
 
   const job = async (text: string) => (await (await p.api('/tts', { method: 'POST', key: acct.apiKey, json: { text } })).json()).jobId as string;
   await job('Bản ghi thứ nhất sẽ được gửi khi điểm nhận đang tạm dừng.');
