@@ -107,11 +107,9 @@ const CELL_DAYS = `account_id = @accountId AND (@scopeAll = 1 OR key_id = @cellK
 const CELLS = `cells AS MATERIALIZED (
   SELECT day, route, voice, error_code, status, requests, ok, queued, cache_hit, denied, error, token_cost, characters,
     audio_seconds, gen_count, gen_sum,
-    CASE WHEN day = @tailDay AND last_at_ms >= @tailTo THEN 0 ELSE last_at_ms END AS last_at_ms,
-    day = @tailDay AND last_at_ms >= @tailTo AS stale,
-    CASE WHEN day = @tailDay AND last_at_ms >= @tailTo THEN NULL ELSE voice_name END AS voice_name,
-    CASE WHEN day = @tailDay AND last_at_ms >= @tailTo THEN NULL ELSE engine END AS engine
-  FROM usage_daily WHERE ${CELL_DAYS}
+    CASE WHEN stale THEN 0 ELSE last_at_ms END AS last_at_ms, stale,
+    CASE WHEN stale THEN NULL ELSE voice_name END AS voice_name, CASE WHEN stale THEN NULL ELSE engine END AS engine
+  FROM (SELECT *, day = @tailDay AND last_at_ms >= @tailTo AS stale FROM usage_daily WHERE ${CELL_DAYS})
   UNION ALL
   SELECT at_ms / ${DAY_MS}, route, voice, error_code, status, sign, sign * (result = 'ok'), sign * (result = 'queued'),
     sign * (result = 'cache_hit'), sign * (result = 'denied'), sign * (result = 'error'), sign * tokens_charged,
