@@ -1,4 +1,5 @@
 import type { JobCloseEvent, OutcomeEvent } from '../../core/ports/analytics.ts';
+import { isoTimeMs } from '../../core/iso-time.ts';
 
 /**
  * Checks an event before it joins a batch. The analytics store refuses a
@@ -12,7 +13,7 @@ const isCount = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v)
 const isAmount = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 const isText = (v: unknown) => typeof v === 'string' && v.length > 0;
 const isOptionalText = (v: unknown) => v === null || typeof v === 'string';
-const isInstant = (v: unknown) => typeof v === 'string' && Number.isFinite(Date.parse(v));
+const isInstant = (v: unknown) => typeof v === 'string' && Number.isFinite(isoTimeMs(v));
 
 export function outcomeProblem(e: OutcomeEvent): string | null {
   if (!e || typeof e !== 'object') return 'not an object';

@@ -1,4 +1,5 @@
 import type { UsageReport, UsageTotals } from '../../ports/analytics.ts';
+import { isoTimeMs } from '../../iso-time.ts';
 
 /**
  * Both analytics adapters aggregate in their database down to "dimension
@@ -111,7 +112,7 @@ export function buildReport(rows: DimRow[], p95GenMs: number | null): UsageRepor
 }
 
 export function eventTimeMs(iso: string, what: string): number {
-  const ms = Date.parse(iso);
+  const ms = isoTimeMs(iso);
   if (!Number.isFinite(ms)) throw new TypeError(`${what}: unparseable time ${JSON.stringify(iso)}`);
   return ms;
 }
