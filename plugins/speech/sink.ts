@@ -57,14 +57,15 @@ export class ResponseSink {
     return true;
   }
 
-  /** Writes the parts back to back; resolves once the client can take more. False when the client is gone. */
+  /**
+   * Writes the parts back to back, as one write; resolves once the client can
+   * take more. False when the client is gone. One write rather than cork():
+   * on Node 24 a response written while corked answers false but never emits
+   * 'drain', so every stream stalled after its first frame.
+   */
   async write(...parts: Buffer[]): Promise<boolean> {
     if (!this.open) return false;
-    let ready = true;
-    this.out.cork();
-    for (const part of parts) ready = this.out.write(part) && ready;
-    this.out.uncork();
-    if (!ready) await this.drained();
+    if (!this.out.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts))) await this.drained();
     return this.open;
   }
 

@@ -8,6 +8,8 @@ export class OutputClosedError extends Error {
   }
 }
 
+const isAbort = (err: Error) => err.name === 'AbortError' || (err as { code?: unknown }).code === 'ABORT_ERR';
+
 /**
  * Writes `chunk`, then waits until `out` takes more. A store that fails
  * mid-write destroys the stream it reads, which then never drains: the wait
@@ -21,15 +23,17 @@ export async function writeWithBackPressure(out: Writable, chunk: Buffer): Promi
     const done = (err?: Error) => {
       out.off('drain', onDrain);
       out.off('close', onClose);
-      out.off('error', done);
+      out.off('error', onError);
       if (err) reject(err);
       else resolve();
     };
     const onDrain = () => done();
     const onClose = () => done(new OutputClosedError());
+    // A reader that stops iterating destroys the stream with an AbortError: that is the output closing too, as on 'close'.
+    const onError = (err: Error) => done(isAbort(err) ? new OutputClosedError() : err);
     out.on('drain', onDrain);
     out.on('close', onClose);
-    out.on('error', done);
+    out.on('error', onError);
   });
 }
 
