@@ -46,13 +46,17 @@ if (!existsSync(CHROMIUM)) {
     await p?.stop();
   });
 
-  /** Opens a view in the test host with a tool's input and result; returns the page and the view's frame. */
-  async function openView(uri: string, toolInput: unknown, toolResult: unknown): Promise<{ page: Page; view: Frame }> {
+  /**
+   * Opens a view in the test host with a tool's input and result; returns the page and the view's frame.
+   * `beforeCall` holds each tool call the view makes through the host until it resolves.
+   */
+  async function openView(uri: string, toolInput: unknown, toolResult: unknown, beforeCall?: () => Promise<void>): Promise<{ page: Page; view: Frame }> {
     const resource = (await mcp.readResource({ uri })).contents[0] as unknown as { text: string; _meta: { ui: { csp: { resourceDomains: string[]; connectDomains: string[] } } } };
     const page = await browser.newPage({ viewport: { width: 600, height: 460 } });
     const calls: string[] = [];
     await page.exposeFunction('hostCallTool', async (name: string, args: Record<string, unknown>) => {
       calls.push(name);
+      await beforeCall?.();
       return mcp.callTool({ name, arguments: args });
     });
     (page as Page & { toolCalls?: string[] }).toolCalls = calls;
@@ -96,14 +100,19 @@ if (!existsSync(CHROMIUM)) {
     const done = await mcp.callTool({ name: 'text_to_speech', arguments: { text: 'Câu này sẽ hiện ra sau khi xong.' } });
     const { jobId } = done.structuredContent as { jobId: string };
     const pending = { content: [{ type: 'text', text: 'still rendering' }], structuredContent: { jobId, status: 'processing' } };
-    const { page, view } = await openView('ui://vieneu/player.html', { text: '…' }, pending);
-    // On a timeout, what the host and the view had said: it timed out once in CI and could not be reproduced.
+    // The view's status check is held until the test has seen "Rendering…": in CI the view once went from it to
+    // "Ready" (its check 3 s later) before the test's wait looked, and the wait then ran out.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const { page, view } = await openView('ui://vieneu/player.html', { text: '…' }, pending, () => held);
+    // On a timeout, what the host and the view had said.
     const explain = async (err: unknown) => {
       t.log(await page.evaluate(() => (window as unknown as { hostLog: string[] }).hostLog), await view.$eval('#status', (el) => el.textContent), await view.$eval('#meta', (el) => el.textContent));
       throw err;
     };
-    await view.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Rendering')).catch(explain);
-    await view.waitForFunction(() => document.getElementById('status')?.textContent === 'Ready (MP3)', undefined, { timeout: 15_000 }).catch(explain);
+    await view.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Rendering'), undefined, { polling: 100 }).catch(explain);
+    release();
+    await view.waitForFunction(() => document.getElementById('status')?.textContent === 'Ready (MP3)', undefined, { timeout: 15_000, polling: 100 }).catch(explain);
     t.deepEqual((page as Page & { toolCalls?: string[] }).toolCalls, ['get_speech_status']);
     t.regex(await view.$eval('audio', (el) => (el as HTMLAudioElement).src), new RegExp(jobId));
     await page.close();
