@@ -60,7 +60,7 @@ export class ResponseSink {
   /**
    * Writes the parts back to back, as one write; resolves once the client can
    * take more. False when the client is gone. One write rather than cork():
-   * on Node 24 a response written while corked answers false but never emits
+   * on Node 22 and 24 a response written while corked answers false but never emits
    * 'drain', so every stream stalled after its first frame.
    */
   async write(...parts: Buffer[]): Promise<boolean> {
