@@ -12,11 +12,15 @@
  * redelivered batch. Schema and backfill statements are not repeated (the
  * backfill's marker table would then say it was already done).
  */
-const CLOSED_SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET']);
+const CLOSED_SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'UND_ERR_SOCKET']);
 
+/** fetch (the external-data look-ups) reports the socket's error as its `cause`. */
 export function isClosedSocket(error: unknown): boolean {
-  const err = error as { code?: unknown; message?: unknown } | null;
-  return (typeof err?.code === 'string' && CLOSED_SOCKET_CODES.has(err.code)) || err?.message === 'socket hang up';
+  let err = error as { code?: unknown; message?: unknown; cause?: unknown } | null | undefined;
+  for (let depth = 0; err && depth < 4; depth += 1, err = err.cause as typeof err) {
+    if ((typeof err.code === 'string' && CLOSED_SOCKET_CODES.has(err.code)) || err.message === 'socket hang up') return true;
+  }
+  return false;
 }
 
 /** Runs `request`, and once more when it failed on a socket the server had closed. */

@@ -1,4 +1,5 @@
-import { sqlIdentifier, sqlNumber, sqlStringList } from './clickhouse-sql.ts';
+import { sqlIdentifier, sqlNumber } from './clickhouse-sql.ts';
+import type { ExternalTable } from './clickhouse-external.ts';
 import { closedVersion, EVENT_ROW_TYPES, type CloseRow, type EventRow } from './clickhouse-schema.ts';
 import type { RowBinaryColumns } from './clickhouse-rowbinary.ts';
 import { AGG_TABLES, FIX_ROW_TYPES } from './clickhouse-aggregates.ts';
@@ -103,19 +104,24 @@ export function timeRanges(times: readonly number[], gapMs = RANGE_GAP_MS): Arra
   return ranges;
 }
 
+/** The external table (clickhouse-external.ts) that names the accounts of these whereabouts, which the look-ups read. */
+export function whereaboutsTables({ accounts }: Whereabouts): ExternalTable[] {
+  return accounts ? [{ name: 'lookup_accounts', column: 'account_id', type: 'String', values: accounts }] : [];
+}
+
 function within({ accounts, ranges }: Whereabouts): string {
   const times = ranges.map(([a, b]) => `(at_ms >= ${sqlNumber(a)} AND at_ms <= ${sqlNumber(b)})`).join(' OR ');
-  return accounts ? `account_id IN (${sqlStringList(accounts)}) AND (${times})` : `(${times})`;
+  return accounts ? `account_id IN lookup_accounts AND (${times})` : `(${times})`;
 }
 const ids = (database: string) => `${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.ids)}`;
 
-/** Hashes of tids written more than once in these places: a cheap first pass (a collision only costs the second). */
+/** Hashes of tids written more than once in these places: a cheap first pass (a collision only costs the second). Reads whereaboutsTables. */
 export function repeatedHashesSql(database: string, where: Whereabouts): string {
   return `SELECT toString(tid_hash) AS d_hash FROM ${ids(database)} WHERE ${within(where)} GROUP BY tid_hash HAVING count() > 1`;
 }
 
-/** Tids written more than once among those with these hashes, with their copy count. */
-export function duplicateTidsSql(database: string, where: Whereabouts, hashes: readonly string[]): string {
+/** Tids written more than once among those whose hashes are in the external table `hashes` (one UInt64 column, tid_hash). */
+export function duplicateTidsSql(database: string, where: Whereabouts, hashes: string): string {
   return `SELECT tid AS d_tid, count() AS d_copies FROM ${ids(database)}
-    WHERE ${within(where)} AND tid_hash IN (${hashes.map((h) => sqlNumber(BigInt(h))).join(', ')}) GROUP BY tid HAVING d_copies > 1`;
+    WHERE ${within(where)} AND tid_hash IN ${sqlIdentifier(hashes)} GROUP BY tid HAVING d_copies > 1`;
 }

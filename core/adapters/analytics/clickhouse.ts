@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
-import { sqlIdentifier, sqlStringList } from './clickhouse-sql.ts';
+import { sqlIdentifier } from './clickhouse-sql.ts';
+import { selectWithExternal, type ExternalTable } from './clickhouse-external.ts';
 import {
   CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, eventRowOf, OUTCOME_EVENT_COLUMNS,
   parseCloseRow, parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
@@ -12,7 +13,7 @@ import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.t
 import { AGG_TABLES } from './clickhouse-aggregates.ts';
 import { aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-backfill.ts';
 import {
-  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, repeatedHashesSql, whereabouts,
+  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, repeatedHashesSql, whereabouts, whereaboutsTables,
   type Contribution, type Fix, type Whereabouts,
 } from './clickhouse-contributions.ts';
 import { p95FromLevels, parseUsageRow, staleCellsSql, usagePlan, usageSql } from './clickhouse-usage.ts';
@@ -25,20 +26,8 @@ export interface ClickHouseAnalyticsOptions {
   password: string;
 }
 
-/**
- * Job ids per `IN (...)` look-up, and the max_query_size those queries run
- * with (the default is 256 KiB; a job id literal is about 45 bytes). A batch
- * of the aggregator's size needs a single look-up: every sequential round
- * trip waits its turn on a busy event loop, so fewer is faster.
- */
-const LOOKUP_CHUNK = 10_000;
+/** The max_query_size of the look-ups: a batch's tid look-up lists its time ranges (the default is 256 KiB). */
 const LOOKUP_MAX_QUERY_SIZE = String(2 * 1024 * 1024);
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 /** First of each id; duplicates are redeliveries of the same event, so which one is kept does not matter. */
 function uniqueById<T extends { id: string }>(items: readonly T[]): T[] {
@@ -100,24 +89,25 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
     await send(name, columns.map(([column]) => column), encodeRowBinary(rows, columns));
   }
 
-  /** Runs one look-up per chunk of ids, all at once, and joins the rows. */
-  async function lookup(ids: string[], query: (list: string) => string): Promise<Record<string, unknown>[]> {
-    const parts = await Promise.all(chunks(ids, LOOKUP_CHUNK).map((part) =>
-      select(query(sqlStringList(part)), { max_query_size: LOOKUP_MAX_QUERY_SIZE })));
-    return parts.flat();
-  }
+  /** A SELECT whose list of values goes beside it (see clickhouse-external.ts): one request, whatever the list's length. */
+  const selectWith = (query: string, tables: readonly ExternalTable[]) =>
+    onceMoreIfClosedSocket(() => selectWithExternal(opts, query, tables, { max_query_size: LOOKUP_MAX_QUERY_SIZE }));
+
+  /** Rows of these jobs: the query reads the ids from `lookup_ids`. */
+  const lookup = (ids: string[], query: string) =>
+    selectWith(query, [{ name: 'lookup_ids', column: 'job_id', type: 'String', values: ids }]);
 
   async function queuedRows(jobIds: string[]): Promise<EventRow[]> {
-    const raw = await lookup(jobIds, (list) => `SELECT ${EVENT_ROW_COLUMNS.map(sqlIdentifier).join(', ')} FROM ${table(TABLES.jobs)}
-        WHERE job_id IN (${list})`);
+    const raw = await lookup(jobIds, `SELECT ${EVENT_ROW_COLUMNS.map(sqlIdentifier).join(', ')} FROM ${table(TABLES.jobs)}
+        WHERE job_id IN lookup_ids`);
     return uniqueById(raw.map(parseEventRow));
   }
 
   /** Every close of these jobs, once each, by job. */
   async function closesOf(jobIds: string[]): Promise<Map<string, CloseRow[]>> {
-    const raw = await lookup(jobIds, (list) => `SELECT id AS c_id, job_id AS c_job_id, at_ms AS c_at_ms, result AS c_result,
+    const raw = await lookup(jobIds, `SELECT id AS c_id, job_id AS c_job_id, at_ms AS c_at_ms, result AS c_result,
           audio_seconds AS c_audio_seconds, gen_ms AS c_gen_ms, tokens_refunded AS c_tokens_refunded, error_code AS c_error_code
-        FROM ${table(TABLES.closes)} WHERE job_id IN (${list})`);
+        FROM ${table(TABLES.closes)} WHERE job_id IN lookup_ids`);
     const byJob = new Map<string, CloseRow[]>();
     for (const close of uniqueById(raw.map(parseCloseRow))) byJob.set(close.job_id, [...(byJob.get(close.job_id) ?? []), close]);
     return byJob;
@@ -132,11 +122,11 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
    */
   async function settle(where: Whereabouts, candidates: (tids: Set<string>) => Contribution[]): Promise<void> {
     if (where.ranges.length === 0) return;
-    const hashes = await select(repeatedHashesSql(opts.database, where), { max_query_size: LOOKUP_MAX_QUERY_SIZE });
+    const hashes = await selectWith(repeatedHashesSql(opts.database, where), whereaboutsTables(where));
     if (hashes.length === 0) return;
-    const parts = chunks(hashes.map((row) => String(row.d_hash)), LOOKUP_CHUNK);
-    const duplicates = (await Promise.all(parts.map((part) =>
-      select(duplicateTidsSql(opts.database, where, part), { max_query_size: LOOKUP_MAX_QUERY_SIZE })))).flat();
+    const duplicates = await selectWith(duplicateTidsSql(opts.database, where, 'lookup_hashes'), [...whereaboutsTables(where), {
+      name: 'lookup_hashes', column: 'tid_hash', type: 'UInt64', values: hashes.map((row) => BigInt(String(row.d_hash))),
+    }]);
     if (duplicates.length === 0) return;
     const copies = new Map(duplicates.map((row) => [String(row.d_tid), Number(row.d_copies)]));
     const fixes = new Map<string, Fix>();
