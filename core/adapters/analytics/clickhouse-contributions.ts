@@ -1,5 +1,5 @@
 import { sqlIdentifier, sqlNumber } from './clickhouse-sql.ts';
-import type { ExternalTable } from './clickhouse-external.ts';
+import type { ExternalQuery, ExternalTable } from './clickhouse-external.ts';
 import { closedVersion, EVENT_ROW_TYPES, type CloseRow, type EventRow } from './clickhouse-schema.ts';
 import type { RowBinaryColumns } from './clickhouse-rowbinary.ts';
 import { AGG_TABLES, FIX_ROW_TYPES } from './clickhouse-aggregates.ts';
@@ -104,8 +104,8 @@ export function timeRanges(times: readonly number[], gapMs = RANGE_GAP_MS): Arra
   return ranges;
 }
 
-/** The external table (clickhouse-external.ts) that names the accounts of these whereabouts, which the look-ups read. */
-export function whereaboutsTables({ accounts }: Whereabouts): ExternalTable[] {
+/** The accounts of these whereabouts as the external table `lookup_accounts` (clickhouse-external.ts), which `within` reads. */
+function accountsTables({ accounts }: Whereabouts): ExternalTable[] {
   return accounts ? [{ name: 'lookup_accounts', column: 'account_id', type: 'String', values: accounts }] : [];
 }
 
@@ -115,13 +115,19 @@ function within({ accounts, ranges }: Whereabouts): string {
 }
 const ids = (database: string) => `${sqlIdentifier(database)}.${sqlIdentifier(AGG_TABLES.ids)}`;
 
-/** Hashes of tids written more than once in these places: a cheap first pass (a collision only costs the second). Reads whereaboutsTables. */
-export function repeatedHashesSql(database: string, where: Whereabouts): string {
-  return `SELECT toString(tid_hash) AS d_hash FROM ${ids(database)} WHERE ${within(where)} GROUP BY tid_hash HAVING count() > 1`;
+/** Hashes of tids written more than once in these places: a cheap first pass (a collision only costs the second). */
+export function repeatedHashesLookup(database: string, where: Whereabouts): ExternalQuery {
+  return {
+    query: `SELECT toString(tid_hash) AS d_hash FROM ${ids(database)} WHERE ${within(where)} GROUP BY tid_hash HAVING count() > 1`,
+    tables: accountsTables(where),
+  };
 }
 
-/** Tids written more than once among those whose hashes are in the external table `hashes` (one UInt64 column, tid_hash). */
-export function duplicateTidsSql(database: string, where: Whereabouts, hashes: string): string {
-  return `SELECT tid AS d_tid, count() AS d_copies FROM ${ids(database)}
-    WHERE ${within(where)} AND tid_hash IN ${sqlIdentifier(hashes)} GROUP BY tid HAVING d_copies > 1`;
+/** Tids written more than once among those with these hashes, with their copy count. */
+export function duplicateTidsLookup(database: string, where: Whereabouts, hashes: readonly bigint[]): ExternalQuery {
+  return {
+    query: `SELECT tid AS d_tid, count() AS d_copies FROM ${ids(database)}
+    WHERE ${within(where)} AND tid_hash IN lookup_hashes GROUP BY tid HAVING d_copies > 1`,
+    tables: [...accountsTables(where), { name: 'lookup_hashes', column: 'tid_hash', type: 'UInt64', values: hashes }],
+  };
 }

@@ -21,6 +21,12 @@ export interface ExternalTable {
   values: Iterable<string | bigint>;
 }
 
+/** A SELECT and the tables it reads beside it. */
+export interface ExternalQuery {
+  query: string;
+  tables: readonly ExternalTable[];
+}
+
 export interface ClickHouseEndpoint {
   url: string;
   user: string;

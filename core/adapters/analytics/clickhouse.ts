@@ -3,7 +3,7 @@ import { finished } from 'node:stream/promises';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Analytics, JobCloseEvent, OutcomeEvent, UsageQuery, UsageReport } from '../../ports/analytics.ts';
 import { sqlIdentifier } from './clickhouse-sql.ts';
-import { selectWithExternal, type ExternalTable } from './clickhouse-external.ts';
+import { selectWithExternal, type ClickHouseEndpoint, type ExternalQuery } from './clickhouse-external.ts';
 import {
   CLOSE_ROW_TYPES, closedVersion, closeRow, EVENT_ROW_COLUMNS, EVENT_ROW_TYPES, eventRowOf, OUTCOME_EVENT_COLUMNS,
   parseCloseRow, parseEventRow, schemaStatements, TABLES, type CloseRow, type EventRow,
@@ -13,17 +13,14 @@ import { encodeRowBinary, type RowBinaryColumns } from './clickhouse-rowbinary.t
 import { AGG_TABLES } from './clickhouse-aggregates.ts';
 import { aggregatesReady, ensureAggregates, type SqlRunner } from './clickhouse-backfill.ts';
 import {
-  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsSql, FIX_COLUMNS, latestClose, outcomeTid, repeatedHashesSql, whereabouts, whereaboutsTables,
+  closeContributions, CONTRIBUTION_COLUMNS, duplicateTidsLookup, FIX_COLUMNS, latestClose, outcomeTid, repeatedHashesLookup, whereabouts,
   type Contribution, type Fix, type Whereabouts,
 } from './clickhouse-contributions.ts';
 import { p95FromLevels, parseUsageRow, staleCellsSql, usagePlan, usageSql } from './clickhouse-usage.ts';
 import { buildReport, eventTimeMs } from './report.ts';
 
-export interface ClickHouseAnalyticsOptions {
-  url: string;
+export interface ClickHouseAnalyticsOptions extends ClickHouseEndpoint {
   database: string;
-  user: string;
-  password: string;
 }
 
 /** The max_query_size of the look-ups: a batch's tid look-up lists its time ranges (the default is 256 KiB). */
@@ -90,12 +87,12 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
   }
 
   /** A SELECT whose list of values goes beside it (see clickhouse-external.ts): one request, whatever the list's length. */
-  const selectWith = (query: string, tables: readonly ExternalTable[]) =>
+  const selectWith = ({ query, tables }: ExternalQuery) =>
     onceMoreIfClosedSocket(() => selectWithExternal(opts, query, tables, { max_query_size: LOOKUP_MAX_QUERY_SIZE }));
 
   /** Rows of these jobs: the query reads the ids from `lookup_ids`. */
   const lookup = (ids: string[], query: string) =>
-    selectWith(query, [{ name: 'lookup_ids', column: 'job_id', type: 'String', values: ids }]);
+    selectWith({ query, tables: [{ name: 'lookup_ids', column: 'job_id', type: 'String', values: ids }] });
 
   async function queuedRows(jobIds: string[]): Promise<EventRow[]> {
     const raw = await lookup(jobIds, `SELECT ${EVENT_ROW_COLUMNS.map(sqlIdentifier).join(', ')} FROM ${table(TABLES.jobs)}
@@ -122,11 +119,9 @@ export async function createClickHouseAnalytics(opts: ClickHouseAnalyticsOptions
    */
   async function settle(where: Whereabouts, candidates: (tids: Set<string>) => Contribution[]): Promise<void> {
     if (where.ranges.length === 0) return;
-    const hashes = await selectWith(repeatedHashesSql(opts.database, where), whereaboutsTables(where));
+    const hashes = await selectWith(repeatedHashesLookup(opts.database, where));
     if (hashes.length === 0) return;
-    const duplicates = await selectWith(duplicateTidsSql(opts.database, where, 'lookup_hashes'), [...whereaboutsTables(where), {
-      name: 'lookup_hashes', column: 'tid_hash', type: 'UInt64', values: hashes.map((row) => BigInt(String(row.d_hash))),
-    }]);
+    const duplicates = await selectWith(duplicateTidsLookup(opts.database, where, hashes.map((row) => BigInt(String(row.d_hash)))));
     if (duplicates.length === 0) return;
     const copies = new Map(duplicates.map((row) => [String(row.d_tid), Number(row.d_copies)]));
     const fixes = new Map<string, Fix>();
