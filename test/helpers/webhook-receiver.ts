@@ -133,12 +133,3 @@ export async function startBlackhole(): Promise<{ port: number; close(): Promise
     },
   };
 }
-
-/** A port nothing listens on (bound once, then released). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -2,7 +2,8 @@ import test, { type ExecutionContext } from 'ava';
 import type { JobEvent } from '../../core/ports/job-events.ts';
 import { WEBHOOK_ERRORS, type WebhookDelivery, type WebhookError } from '../../core/ports/webhooks.ts';
 import { fanOut } from '../../pipelines/webhook-dispatcher/fanout.ts';
-import { closedPort, makeTestPki, startBlackhole, startReceiver, type Receiver, type TestPki } from '../helpers/webhook-receiver.ts';
+import { makeTestPki, startBlackhole, startReceiver, type Receiver, type TestPki } from '../helpers/webhook-receiver.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 import { ACCOUNT, T0, completedEvent, createWebhookHarness, failedEvent, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
 /**

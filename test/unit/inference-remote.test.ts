@@ -5,6 +5,7 @@ import { CATALOGUE } from '../../config/voices.ts';
 import { EngineUnavailableError, type PcmChunk, type SpeechEngine, type SynthesisRequest } from '../../core/ports/engine.ts';
 import { RemoteEngine } from '../../inference/engines/remote.ts';
 import { createInferenceHandler, createInferenceServer } from '../../inference/server.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 
 const voice = CATALOGUE[0];
 
@@ -179,12 +180,7 @@ async function countingServer(engine: SpeechEngine): Promise<{ base: string; req
   };
 }
 
-async function closedBase(): Promise<string> {
-  const server = createServer();
-  const base = await listen(server);
-  await new Promise((r) => server.close(r));
-  return base;
-}
+const closedBase = async () => `http://127.0.0.1:${await closedPort()}`;
 
 const speak = async (remote: RemoteEngine) => {
   let bytes = 0;
