@@ -47,6 +47,11 @@ export function spendableNow(grant: Grant, now: Date, w: CapWindows): number {
   return most;
 }
 
+/** What it can spend on `engine`: nothing when it does not cover the engine (a grant of a retired engine). */
+export function spendableFor(grant: Grant, engine: string, now: Date, w: CapWindows): number {
+  return grant.engines.includes(engine) ? spendableNow(grant, now, w) : 0;
+}
+
 export function assessGrant(grant: Grant, tokens: number, engine: string, now: Date, w: CapWindows): Assessment {
   const spendable = spendableNow(grant, now, w);
   const refuse = (reason: CannotPayReason, resetAt: string | null = null): Assessment => ({ canPay: false, reason, spendable, resetAt });

@@ -8,7 +8,7 @@ import type { EngineInfo } from '../../config/engines.ts';
 import type { Metrics } from '../metrics.ts';
 import { DomainError } from '../errors.ts';
 import { capWindows, type CapWindows } from './windows.ts';
-import { assessGrant, payerCandidates, spendableNow, tokensLeft, dayUsed, weekUsed, dailyCap, weeklyCap, isExpired } from './assessment.ts';
+import { assessGrant, payerCandidates, spendableFor, tokensLeft, dayUsed, weekUsed, dailyCap, weeklyCap, isExpired } from './assessment.ts';
 import { concurrentConflict, refusalFor } from './refusals.ts';
 import { countCharacters, priceTokens } from './pricing.ts';
 
@@ -214,7 +214,11 @@ export function createBillingService(deps: BillingDeps): BillingService {
           // The conditional write lost: a concurrent request of ours changed the grant.
           const reread = await deps.documents.grants.get(grant.id);
           fresh.set(grant.id, reread);
-          if (reread && assessGrant(reread, input.tokens, input.engine, now, w).canPay) raced = true;
+          // It can pay after all (a refund landed meanwhile): it is tried again before any grant after it.
+          if (reread && assessGrant(reread, input.tokens, input.engine, now, w).canPay) {
+            raced = true;
+            break;
+          }
         }
         if (!raced) {
           // Grants handed in may be stale: refuse only from a read of our own.
@@ -260,13 +264,13 @@ export function createBillingService(deps: BillingDeps): BillingService {
       const { own, all } = await loadGrants(payer);
       const payers = payerCandidates(own, all, engine, now);
       let best: Grant | null = own;
-      let remaining = own ? spendableNow(own, now, w) : 0;
+      let remaining = own ? spendableFor(own, engine, now, w) : 0;
       for (const g of payers) {
-        const s = spendableNow(g, now, w);
+        const s = spendableFor(g, engine, now, w);
         if (s > remaining) { remaining = s; best = g; }
       }
       best ??= payers[0] ?? null;
-      const spendableTokens = payers.reduce((sum, g) => sum + spendableNow(g, now, w), 0);
+      const spendableTokens = payers.reduce((sum, g) => sum + spendableFor(g, engine, now, w), 0);
       const totalRemainingTokens = all.filter((g) => !isExpired(g, now)).reduce((sum, g) => sum + tokensLeft(g), 0);
       return { remaining, spendableTokens, totalRemainingTokens, plan: best ? planView(best, w) : null };
     },
