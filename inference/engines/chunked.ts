@@ -4,7 +4,7 @@
  * resample to the requested rate and yield PCM as each chunk is ready.
  */
 import type { PcmChunk, SynthesisRequest } from '../../core/ports/engine.ts';
-import { CUE_TAGS, type CueTag } from '../../core/speechkit/text/cues.ts';
+import { cueOfChunk, type CueTag } from '../../core/speechkit/text/cues.ts';
 import { splitChunks } from '../../core/speechkit/text/split.ts';
 import { silence } from '../../core/speechkit/audio/pcm.ts';
 import { Resampler } from '../../core/speechkit/audio/resample.ts';
@@ -36,11 +36,6 @@ export function validateRequest(request: SynthesisRequest): void {
   }
 }
 
-function cueOf(chunk: string): CueTag | null {
-  const m = /^\[(.+)\]$/u.exec(chunk);
-  return m && (CUE_TAGS as readonly string[]).includes(m[1]) ? (m[1] as CueTag) : null;
-}
-
 export async function* synthesizeChunks(
   request: SynthesisRequest,
   renderText: (text: string, signal: AbortSignal) => Promise<RenderedPcm>,
@@ -50,7 +45,7 @@ export async function* synthesizeChunks(
   throwIfAborted(request.signal);
   const chunks = splitChunks(request.text, { maxChars: options.maxChunkChars ?? 250 });
   const render = async (chunk: string, signal: AbortSignal): Promise<RenderedPcm> => {
-    const cue = cueOf(chunk);
+    const cue = cueOfChunk(chunk);
     if (cue) return { pcm: silence(options.cuePauseMs[cue], options.cueRate), sampleRate: options.cueRate };
     return renderText(chunk, signal);
   };

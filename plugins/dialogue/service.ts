@@ -110,7 +110,6 @@ export function createDialogueService(deps: DialogueDeps, options: { defaultPaus
       const stored = await renderTimeline(deps, scope, render, async (timeline, speak) => {
         for (const [i, text] of texts.entries()) {
           const clip = await speak(text, voices[i]);
-          if (clip.pcm.length === 0) throw new Error(`turn ${i} produced no audio`);
           if (i > 0) await timeline.padTo(timeline.samples + pauseSamples);
           const placed = await timeline.append(clip.pcm);
           segments.push({ inputIndex: i, voiceId: voices[i].id, start: placed.start / DIALOGUE_SAMPLE_RATE, end: placed.end / DIALOGUE_SAMPLE_RATE });

@@ -183,6 +183,24 @@ test.serial('a turn that fails to render refunds the whole charge (500) and the 
   t.like(row, { requests: 1, error: 1 });
 });
 
+test.serial('SPEC Billing rule 3: a turn with words that the engine renders as no audio at all fails the render (500), refunded; a turn of a cue tag alone is a pause', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const engine = await p.platform.service(coreServices.engine);
+  let calls = 0;
+  // The second turn's run ends normally with zero samples.
+  const tap = tapEngine(engine, (request, real) => (++calls === 2 ? (async function* () {})() : real(request)));
+  try {
+    const { res, body } = await post(acct.apiKey, { inputs: TURNS });
+    t.is(res.status, 500, JSON.stringify(body));
+  } finally {
+    tap.restore();
+  }
+  t.is(await remaining(acct.apiKey), 10_000, 'refunded in full');
+  const laugh = await post(acct.apiKey, { inputs: [TURNS[0], { text: '[cười]', voiceId: 'Nam' }, TURNS[1]] });
+  t.is(laugh.res.status, 201, JSON.stringify(laugh.body));
+  t.is(laugh.body.voiceSegments.length, 3);
+});
+
 test('POST /dialogue is limited to 20 requests a minute per key (rateClass dialogue)', async (t) => {
   const q = await startTestPlatform({ PLUGINS: 'catalog,account,dialogue', RATE_DIALOGUE_PER_MINUTE: '2' });
   try {

@@ -13,6 +13,8 @@ import { decodeWav, firstSpeechAfter } from '../helpers/speech-regions.ts';
 import { probeAudio } from '../helpers/audio-probe.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { writeTinyTransducer } from '../helpers/make-tiny-transducer.ts';
+import { tapEngine } from '../helpers/engine-tap.ts';
+import { coreServices } from '../../core/services.ts';
 
 const SCRIPT = ['xin chào các bạn', 'hôm nay trời rất đẹp', 'chúng ta đi dạo nhé'];
 const UTTERANCES = [
@@ -204,6 +206,21 @@ test.serial('a recogniser that fails is 503 ASR_UNAVAILABLE (5xx) or 502 ASR_FAI
     t.is(refused.body.code, 'ASR_FAILED');
   } finally {
     asr.failWith = null;
+  }
+  t.is(await remaining(p, acct.apiKey), 10_000);
+});
+
+test.serial('SPEC Billing rule 3: a segment that the engine renders as no audio at all fails the dub (500) and nothing is charged', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const source = await makeRecording(p, UTTERANCES, SOURCE_SECONDS, 'ogg');
+  const engine = await p.platform.service(coreServices.engine);
+  let calls = 0;
+  const tap = tapEngine(engine, (request, real) => (++calls === 2 ? (async function* () {})() : real(request)));
+  try {
+    const { res, body } = await postDub(p, acct.apiKey, source, { voiceId: 'vi-south-female-lan' });
+    t.is(res.status, 500, JSON.stringify(body));
+  } finally {
+    tap.restore();
   }
   t.is(await remaining(p, acct.apiKey), 10_000);
 });

@@ -186,6 +186,30 @@ test.serial('a render that fails is refunded (500) and shows as an error of rout
   t.like(row, { requests: 1, error: 1 });
 });
 
+test.serial('SPEC Billing rule 3: a cue with words that the engine renders as no audio at all fails the render (500), refunded, instead of a paid file of silence', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const engine = await p.platform.service(coreServices.engine);
+  let calls = 0;
+  // The second cue's run ends normally with zero samples.
+  const tap = tapEngine(engine, (request, real) => (++calls === 2 ? (async function* () {})() : real(request)));
+  try {
+    const { res, body } = await postSrt(acct.apiKey, srtOf(CUES));
+    t.is(res.status, 500, JSON.stringify(body));
+  } finally {
+    tap.restore();
+  }
+  t.is(await remaining(acct.apiKey), 10_000);
+});
+
+test('a cue holding only a cue tag ("[cười]", a laugh written as a pause) is a quiet cue in the file, not a failed render', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const cues = [CUES[0], ['00:00:03,000', '00:00:03,800', '[cười]'], CUES[1]];
+  const { res, body } = await postSrt(acct.apiKey, srtOf(cues));
+  t.is(res.status, 201, JSON.stringify(body));
+  t.like(body.cues[1], { index: 2, speechSeconds: 0, cut: 0 });
+  t.true(body.cues[0].speechSeconds > 0.5 && body.cues[2].speechSeconds > 0.5);
+});
+
 test('POST /srt shares the media rate class (10 a minute per key); GET /engines lists srt only with the plugin', async (t) => {
   const q = await startTestPlatform({ PLUGINS: 'catalog,account,srt', RATE_MEDIA_PER_MINUTE: '2' });
   try {

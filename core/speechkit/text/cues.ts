@@ -30,6 +30,12 @@ export function applyCueTags(text: string): string {
   });
 }
 
+/** The cue a chunk of prepared text stands for when it is one canonical tag alone (`[cười]`), else null. */
+export function cueOfChunk(chunk: string): CueTag | null {
+  const m = /^\[(.+)\]$/u.exec(chunk);
+  return m && (CUE_TAGS as readonly string[]).includes(m[1]) ? (m[1] as CueTag) : null;
+}
+
 /** Splits around canonical cue tags; the one capture group is the cue name. */
 const CUE_SPLIT = /\[(cười|thở dài|hắng giọng)\]/u;
 

@@ -5,10 +5,11 @@
  */
 import type { SpeechEngine, VoiceProfile } from '../../ports/engine.ts';
 import { prepareText } from '../text/prepare.ts';
+import { cueOfChunk } from '../text/cues.ts';
 import { trimSilence } from './activity.ts';
 
 export interface SpokenClip {
-  /** s16le mono at the requested rate, trimmed; empty when nothing could be spoken */
+  /** s16le mono at the requested rate, trimmed; empty only when the text holds no words (nothing, or cue tags alone) */
   pcm: Buffer;
   seconds: number;
   /** engine time */
@@ -35,5 +36,8 @@ export async function speakClip(engine: SpeechEngine, request: ClipRequest): Pro
     parts.push(chunk.pcm);
   }
   const pcm = trimSilence(Buffer.concat(parts), request.sampleRate);
+  // Words that came back as no sound (or only silence) are a failed render, refunded, never a paid gap in the
+  // file. Cue tags alone are pauses: their clip is rightly empty once trimmed.
+  if (pcm.length === 0 && prepared.chunks.some((chunk) => cueOfChunk(chunk) === null)) throw new Error(`the engine produced no audio for ${JSON.stringify(prepared.text.slice(0, 40))}`);
   return { pcm, seconds: pcm.length / 2 / request.sampleRate, genMs: Math.round(performance.now() - started) };
 }
