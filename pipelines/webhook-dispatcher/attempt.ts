@@ -63,7 +63,7 @@ export async function attemptDelivery(delivery: WebhookDelivery, deps: AttemptDe
   let audio: AudioLink | null = null;
   if (delivery.payload.type === 'tts.job.completed') {
     if (!(await deps.blobs.exists(delivery.payload.audioKey))) return outcome('audio_not_uploaded', `blob ${delivery.payload.audioKey} not found`);
-    const link = deps.downloads.sign(delivery.payload.audioKey, AUDIO_URL_TTL_SECONDS, startedAt);
+    const link = deps.downloads.sign(delivery.payload.audioKey, AUDIO_URL_TTL_SECONDS, { now: startedAt, job: delivery.payload.jobId });
     audio = { url: link.url, expiresAt: link.expiresAt };
   }
 

@@ -88,7 +88,7 @@ export function createJobsService(deps: JobsDeps) {
   /** The answer `POST /tts` gave when it accepted `job`: completed at once from the cache (a job that never started), else queued. */
   function acceptedAnswer(job: JobRecord): { status: number; body: Record<string, unknown> } {
     if (acceptedFromCache(job) && job.audioKey !== null) {
-      const link = downloads.sign(job.audioKey, JOB_LINK_TTL_SECONDS);
+      const link = downloads.sign(job.audioKey, JOB_LINK_TTL_SECONDS, { job: job.id });
       return {
         status: 201,
         body: {

@@ -21,7 +21,7 @@ export function jobView(job: JobRecord, downloads: DownloadLinks, queue: QueueIn
   };
   if (job.completedAt) view.completedAt = job.completedAt;
   if (job.status === 'completed' && job.audioKey) {
-    const link = downloads.sign(job.audioKey, JOB_LINK_TTL_SECONDS);
+    const link = downloads.sign(job.audioKey, JOB_LINK_TTL_SECONDS, { job: job.id });
     view.audioUrl = link.url;
     view.audioUrlExpiresIn = link.expiresIn;
     view.duration = job.durationSeconds;

@@ -104,6 +104,32 @@ for (const [what, damage] of [
   });
 }
 
+test('a damaged file reached through a cache hit\'s link refunds the cache hit\'s job, whose caller is told so, and the job that rendered it; a link whose job was changed is refused', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const text = `Tệp của lần đọc đầu tiên hỏng sau khi đã được dùng lại, mã ${randomUUID().slice(0, 8)}.`;
+  const first = await submit(acct.apiKey, text);
+  const rendered = await finished(acct.apiKey, first.body.jobId);
+  const price = 10_000 - (await balance(acct.apiKey));
+  const hit = await submit(acct.apiKey, text);
+  t.is(hit.body.status, 'completed', 'a cache hit, charged');
+  t.is(await balance(acct.apiKey), 10_000 - 2 * price);
+  const link = new URL(hit.body.audioUrl);
+  t.true(link.pathname.endsWith(`/jobs/${first.body.jobId}.wav`), 'the file is the rendering job\'s');
+  t.is(link.searchParams.get('job'), hit.body.jobId, 'the link names the job it was handed out for');
+  const forged = new URL(link);
+  forged.searchParams.set('job', first.body.jobId);
+  t.is((await fetch(forged)).status, 403);
+
+  const file = blobFile(first.body.jobId);
+  await writeFile(file, (await readFile(file)).subarray(0, -1001));
+  const res = await fetch(link);
+  t.is(res.status, 410);
+  t.regex((await res.json()).message, /its tokens were refunded/);
+  t.is(await balance(acct.apiKey), 10_000, 'both jobs that paid for the file are refunded, once each');
+  t.is((await fetch(rendered.audioUrl)).status, 404);
+  t.is(await balance(acct.apiKey), 10_000);
+});
+
 test('SPEC billing rule 3: the inference worker refunds a queued job that produces no audio', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   const [billing, jobs, bus] = await Promise.all([

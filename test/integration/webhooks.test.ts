@@ -83,8 +83,8 @@ test('a completed event is delivered once, signed, with the body and headers SPE
   t.like(body.data, { job_id: event.jobId, status: 'completed', voice_id: event.voiceId, engine: 'v4', character_count: 120, token_cost: 468, duration_seconds: 7.5, processing_time_ms: 1830 });
   t.is(body.data.audio_url_expires_at, new Date(T0 + 3600_000).toISOString(), 'audio_url expires one hour after the attempt');
   const link = new URL(body.data.audio_url);
-  t.true(h.downloads.verify(event.audioKey, link.searchParams.get('expires')!, link.searchParams.get('signature')!, new Date(T0 + 3599_000)));
-  t.false(h.downloads.verify(event.audioKey, link.searchParams.get('expires')!, link.searchParams.get('signature')!, new Date(T0 + 3601_000)));
+  t.true(h.downloads.verify(event.audioKey, link.searchParams.get('expires')!, link.searchParams.get('signature')!, { now: new Date(T0 + 3599_000), job: event.jobId }));
+  t.false(h.downloads.verify(event.audioKey, link.searchParams.get('expires')!, link.searchParams.get('signature')!, { now: new Date(T0 + 3601_000), job: event.jobId }));
 
   t.like(await deliveryOf(h, endpoint.id), {
     eventId: event.eventId, status: 'DELIVERED', attempts: 1, lastStatusCode: 204, lastError: null,
