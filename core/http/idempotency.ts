@@ -17,7 +17,22 @@ export interface StoredResponse {
   body: unknown;
 }
 
+/** Objects with their members in code-unit order, so that the same body in another member order is the same request. */
+const membersSorted = (_key: string, value: unknown): unknown =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : value;
+
 export function fingerprint(body: unknown): string {
+  return hash('sha256', JSON.stringify(body ?? null, membersSorted));
+}
+
+/**
+ * The fingerprint before member order stopped counting: keys claimed by the
+ * previous release are kept 24 hours, and a retry of the same bytes under
+ * one of them must still be a replay, not 422. Drop a day after release.
+ */
+function fingerprintAsSent(body: unknown): string {
   return hash('sha256', JSON.stringify(body ?? null));
 }
 
@@ -84,6 +99,8 @@ export async function runIdempotent(
   const now = options.now?.() ?? Date.now();
   const storeKey = `idem:${scope}:${key}`;
   const print = fingerprint(body);
+  let asSent: string | undefined;
+  const sameBody = (stored: string) => stored === print || stored === (asSent ??= fingerprintAsSent(body));
   const claim: IdempotencyClaim = { key: `${scope}:${key}`, fingerprint: print, keptSince: new Date(now - IDEMPOTENCY_TTL_SECONDS * 1000).toISOString() };
   const record = (response: StoredResponse) => store
     .complete(storeKey, { state: 'done', fingerprint: print, status: response.status, body: response.body }, IDEMPOTENCY_TTL_SECONDS)
@@ -93,7 +110,7 @@ export async function runIdempotent(
   async function held(): Promise<IdempotentResult | 'pending' | null> {
     const found = (await options.heldAnswer?.(claim)) ?? null;
     if (found === null || found === 'pending') return found;
-    if (found.fingerprint !== print) throw reused();
+    if (!sameBody(found.fingerprint)) throw reused();
     await record(found.response);
     return { replayed: true, response: found.response };
   }
@@ -108,7 +125,7 @@ export async function runIdempotent(
     });
   }
   if (existing) {
-    if (existing.fingerprint !== print) throw reused();
+    if (!sameBody(existing.fingerprint)) throw reused();
     if (existing.state === 'done') return { replayed: true, response: { status: existing.status, body: existing.body } };
     // In flight: finished after all (its answer never recorded), still running, or died before accepting anything.
     const answer = await held();

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { createHash } from 'node:crypto';
 import { createMemoryCounters } from '../../core/adapters/counters/memory.ts';
 import {
   fingerprint, IDEMPOTENCY_TTL_SECONDS, IdempotencyKeyTaken, IN_FLIGHT_STALE_SECONDS, runIdempotent,
@@ -123,4 +124,27 @@ test('a refused work frees the key for a corrected retry; a record that cannot b
   const errors: unknown[] = [];
   t.deepEqual(await runIdempotent(failing, 'key_1', 'order-0010', BODY, work, { onStoreError: (e) => errors.push(e) }), { replayed: false, response: ACCEPTED });
   t.is(errors.length, 1);
+});
+
+test('the same body with its members in another order (nested ones too) is the same request: a replay, not IDEMPOTENCY_KEY_REUSED', async (t) => {
+  const { store, runs, work } = harness();
+  const sent = { text: 'Xin chào', voiceId: 'Mai', speed: 1.2, meta: { a: 1, b: [{ y: 2, x: 1 }] } };
+  const reordered = { meta: { b: [{ x: 1, y: 2 }], a: 1 }, speed: 1.2, voiceId: 'Mai', text: 'Xin chào' };
+  t.is(fingerprint(reordered), fingerprint(sent));
+  t.not(fingerprint({ ...sent, speed: 1.3 }), fingerprint(sent));
+  t.not(fingerprint({ ...sent, meta: { a: 1, b: [{ x: 2, y: 1 }] } }), fingerprint(sent), 'array order and values still count');
+  await runIdempotent(store, 'key_1', 'order-0011', sent, work);
+  t.deepEqual(await runIdempotent(store, 'key_1', 'order-0011', reordered, work), { replayed: true, response: ACCEPTED });
+  t.is(runs.length, 1);
+});
+
+test('a key claimed by the previous release (its fingerprint of the body as sent) still replays the same bytes after the upgrade', async (t) => {
+  const { store, runs, work } = harness();
+  const sent = { voiceId: 'Mai', text: 'Xin chào' };
+  const previous = createHash('sha256').update(JSON.stringify(sent)).digest('hex');
+  t.not(previous, fingerprint(sent), 'the members were not in order');
+  await store.complete('idem:key_1:order-0012', { state: 'done', fingerprint: previous, status: 201, body: ACCEPTED.body }, 60);
+  t.deepEqual(await runIdempotent(store, 'key_1', 'order-0012', sent, work), { replayed: true, response: ACCEPTED });
+  t.like(await apiError(runIdempotent(store, 'key_1', 'order-0012', { ...sent, text: 'khác' }, work)), { status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
+  t.is(runs.length, 0);
 });
