@@ -21,6 +21,7 @@ import type { Drain } from './drain.ts';
 import type { EdgeGate } from './edge/edge-limits.ts';
 import { holdUserStream } from './edge/user-streams.ts';
 import { discardUploads } from './uploads.ts';
+import { bodyReadRefusal } from './body-read.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
@@ -266,21 +267,6 @@ function durationSeries(metrics: Metrics, def: RouteDefinition): DurationSeries 
     if (!observe) byStatus.set(status, (observe = metrics.httpDuration.bind({ route: def.name, method: def.method, status: String(status) })));
     return observe;
   };
-}
-
-/**
- * A body that could not be read because the client closed the request
- * first (raw-body: `stream.not.readable` when it was gone before the read
- * began, `request.aborted` during it) is the client's doing: a 400 that
- * nobody receives, not an internal error to log. The same error on a
- * request still open is ours, and stays a 500.
- */
-export function bodyReadRefusal(err: unknown, req: { destroyed: boolean }): unknown {
-  const type = (err as { type?: unknown } | null)?.type;
-  if ((type === 'stream.not.readable' || type === 'request.aborted') && req.destroyed) {
-    return new ApiError(400, 'The client closed the request before its body was read.');
-  }
-  return err;
 }
 
 /** The status the outcome records: a request the client abandoned before any answer is 499, not whatever Koa defaulted to. */

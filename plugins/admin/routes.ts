@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
+import { refusingBodyReadErrors } from '../../core/http/body-read.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Documents } from '../../core/ports/documents.ts';
 import type { BillingService } from '../../core/billing/service.ts';
@@ -48,7 +49,7 @@ export function adminRouter(services: AdminDeps): Router {
     }
     await next();
   });
-  router.use(koaBody({ json: true, urlencoded: false, text: false, jsonStrict: true }));
+  router.use(refusingBodyReadErrors(koaBody({ json: true, urlencoded: false, text: false, jsonStrict: true })));
 
   router.post('/bootstrap', async (ctx) => {
     ctx.status = 201;

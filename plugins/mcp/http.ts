@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { refusingBodyReadErrors } from '../../core/http/body-read.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext, KeyAuthenticator } from '../../core/http/auth.ts';
 import { readPresentedKey } from '../../core/http/auth.ts';
@@ -35,7 +36,7 @@ export interface McpHttpDeps {
 const UNAUTHORIZED = -32001;
 const FORBIDDEN = -32003;
 const PARSE_ERROR = -32700;
-const jsonBody = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: '1mb', jsonStrict: true });
+const jsonBody = refusingBodyReadErrors(koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: '1mb', jsonStrict: true }));
 
 export function protectedResourceMetadataUrl(baseUrl: string): string {
   return `${baseUrl}/.well-known/oauth-protected-resource`;

@@ -1,12 +1,13 @@
 import type Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { refusingBodyReadErrors } from '../../core/http/body-read.ts';
 import { toApiError } from '../../core/http/envelopes.ts';
 import { applyPageSecurity } from '../../core/http/page-security.ts';
 import type { Logger } from '../../core/logger.ts';
 import { messageBody, page } from './views.ts';
 
 /** Reads an HTML form post (application/x-www-form-urlencoded, at most 16 KB). */
-export const formBody = koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
+export const formBody = refusingBodyReadErrors(koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' }));
 
 export function field(ctx: Koa.Context, name: string): string {
   const value = (ctx.request.body as Record<string, unknown> | undefined)?.[name];

@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { bodyReadRefusal } from '../../core/http/route-pipeline.ts';
+import { bodyReadRefusal } from '../../core/http/body-read.ts';
 import { ApiError } from '../../core/errors.ts';
 
 /**

@@ -290,3 +290,23 @@ test('the admin API refuses a body that is not JSON with 415 instead of reading 
   t.is(res.status, 415);
   t.like(await res.json(), { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
 });
+
+test('a body that is not what its Content-Encoding says (gzip, deflate, br) is 400 INVALID_CONTENT_ENCODING in each route\'s envelope, never a 500', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const json = (encoding: string) => ({ 'content-type': 'application/json', 'content-encoding': encoding });
+  for (const encoding of ['gzip', 'deflate', 'br']) {
+    const native = await p.api('/tts', { method: 'POST', key: apiKey, headers: json(encoding), body: '{"text":"Xin chào"}' });
+    t.is(native.status, 400, encoding);
+    t.like(await native.json(), { statusCode: 400, code: 'INVALID_CONTENT_ENCODING' });
+  }
+  const compat = await p.api('/audio/speech', { method: 'POST', key: apiKey, headers: json('gzip'), body: '{"input":"Xin chào","voice":"Mai"}' });
+  t.is(compat.status, 400);
+  t.like((await compat.json()).error, { type: 'invalid_request_error', code: null });
+  const admin = await p.admin('/accounts', { method: 'POST', headers: json('gzip'), body: '{"name":"Acme"}' });
+  t.is(admin.status, 400);
+  t.like(await admin.json(), { statusCode: 400, code: 'INVALID_CONTENT_ENCODING' });
+  const signIn = await fetch(`${p.url}/oauth/sign-in`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' }, body: 'email=a%40b.c&password=x',
+  });
+  t.is(signIn.status, 400);
+});
