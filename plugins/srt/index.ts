@@ -13,6 +13,8 @@ import { requireUpload } from '../../core/http/uploads.ts';
 interface SrtConfig {
   /** most a cue's speech is sped up before it runs into the gap after the cue */
   SRT_MAX_TEMPO: number;
+  /** longest file a subtitle track may ask for: the WAV is written up to its last cue's end, whatever the text */
+  SRT_MAX_SECONDS: number;
 }
 
 /** Subtitle dubbing: `POST /srt` turns an .srt file into one timecode-aligned WAV. */
@@ -31,9 +33,13 @@ export default definePlugin({
     blobs: coreServices.blobs,
     downloads: coreServices.downloads,
   },
-  config: Joi.object<SrtConfig>({ SRT_MAX_TEMPO: Joi.number().min(1).max(4).default(DEFAULT_MAX_TEMPO) }),
+  config: Joi.object<SrtConfig>({
+    SRT_MAX_TEMPO: Joi.number().min(1).max(4).default(DEFAULT_MAX_TEMPO),
+    // 3 hours is a feature film (about 1 GB of WAV); a 48 kHz mono WAV cannot pass 12 hours (4 GiB).
+    SRT_MAX_SECONDS: Joi.number().integer().min(60).max(12 * 3600).default(3 * 3600),
+  }),
   register({ deps, config, route }) {
-    const service = createSrtService(deps, { maxTempo: config.SRT_MAX_TEMPO });
+    const service = createSrtService(deps, { maxTempo: config.SRT_MAX_TEMPO, maxSeconds: config.SRT_MAX_SECONDS });
     // The form fields are validated in the handler, inside the try whose finally deletes the upload.
     route({
       method: 'POST', path: '/srt', auth: 'required', rateClass: 'media', name: 'srt', tracked: true, body: 'multipart',
@@ -42,7 +48,7 @@ export default definePlugin({
       form: srtForm,
       responses: {
         201: { description: 'The dubbed subtitles', schema: srtResponse },
-        400: { description: 'No file, a file that is not valid SRT (`SRT_INVALID` with `cue` and `line`, `SRT_EMPTY`), unknown voice, unreadable text, `NOTHING_TO_SPEAK`', schema: srtRefusalFields },
+        400: { description: 'No file, a file that is not valid SRT (`SRT_INVALID` with `cue` and `line`, `SRT_EMPTY`), a track that ends past `SRT_MAX_SECONDS` (`SRT_TOO_LONG` with `cue`), unknown voice, unreadable text, `NOTHING_TO_SPEAK`', schema: srtRefusalFields },
         403: { description: 'The grant cannot pay' },
         422: { description: '`CONTENT_REJECTED` (only with aiRefine)' },
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },

@@ -1,5 +1,5 @@
 /**
- * SubRip (.srt) parsing: UTF-8 with or without a BOM, CRLF or LF line ends,
+ * SubRip (.srt) parsing: UTF-8 with or without a BOM (or UTF-16 with one), CRLF or LF line ends,
  * blocks separated by blank lines, each block a cue number, a timing line
  * `HH:MM:SS,mmm --> HH:MM:SS,mmm` and one or more lines of text. Style tags
  * (`<i>`, `<b>`, `<font …>`) and ASS overrides (`{\an8}`) are stripped; they
@@ -34,12 +34,18 @@ export function cueText(lines: string[]): string {
   return lines.map((l) => l.replace(TAG, '').trim()).filter(Boolean).join(' ').replace(/\s+/g, ' ').trim();
 }
 
-/** Decodes the file as UTF-8 (a BOM is dropped); bytes that are not UTF-8 are an error. */
+/**
+ * Decodes the file as UTF-8, or as UTF-16 when it starts with a UTF-16 byte
+ * order mark (what Windows editors write as "Unicode"); the BOM is dropped.
+ * Bytes that are not valid in that encoding are an error.
+ */
 export function decodeSrt(bytes: Uint8Array): string {
+  const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : 'utf-8';
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    return new TextDecoder(encoding, { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new SrtError('The subtitle file is not valid UTF-8 text. Save it as UTF-8 and upload it again.', null, null);
+    const named = encoding === 'utf-8' ? 'UTF-8' : 'UTF-16';
+    throw new SrtError(`The subtitle file is not valid ${named} text. Save it as UTF-8 and upload it again.`, null, null);
   }
 }
 
@@ -53,7 +59,8 @@ export function parseSrt(source: string): SubtitleCue[] {
     const blockLine = i + 1;
     const position = cues.length + 1;
     const numberText = lines[i].trim();
-    if (!/^\d+$/.test(numberText)) {
+    // Nine digits at most: a longer "number" is not one a subtitle file holds (and would print as 1e+23).
+    if (!/^\d{1,9}$/.test(numberText)) {
       throw new SrtError(`Cue ${position} (line ${blockLine}): expected a cue number, found "${numberText.slice(0, 40)}".`, position, blockLine);
     }
     const index = Number(numberText);

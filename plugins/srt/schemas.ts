@@ -45,7 +45,7 @@ export const srtResponse = Joi.object({
 
 /** What a 400 about the file may add. */
 export const srtRefusalFields = Joi.object({
-  cue: Joi.number().integer().description('with `SRT_INVALID`: the cue number'),
+  cue: Joi.number().integer().description('with `SRT_INVALID` and `SRT_TOO_LONG`: the cue number'),
   line: Joi.number().integer().description('with `SRT_INVALID`: the line of the file'),
   engine: Joi.string().description('with `CLONE_ENGINE_RETIRED`'),
 });

@@ -63,8 +63,10 @@ export interface SrtResult {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+/** HH:MM:SS, as the file writes times. */
+const clock = (seconds: number) => [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, Math.floor(seconds) % 60].map((n) => String(n).padStart(2, '0')).join(':');
 
-export function createSrtService(deps: SrtDeps, options: { maxTempo: number }) {
+export function createSrtService(deps: SrtDeps, options: { maxTempo: number; maxSeconds: number }) {
   const { catalog, config } = deps;
 
   function spokenTexts(cues: SubtitleCue[], aiRefine: boolean): string[] {
@@ -78,6 +80,12 @@ export function createSrtService(deps: SrtDeps, options: { maxTempo: number }) {
       const characters = cues.reduce((n, c) => n + countCharacters(c.text), 0);
       if (characters > MAX_TEXT_CHARS) {
         throw new DomainError('invalid', `The subtitles have ${characters} characters of text; at most ${MAX_TEXT_CHARS} are accepted.`, { param: 'file' });
+      }
+      const last = cues[cues.length - 1];
+      if (last.end > options.maxSeconds) {
+        throw new DomainError('invalid', `Cue ${last.index} ends at ${clock(last.end)}; a dubbed subtitle track can last at most ${clock(options.maxSeconds)}. Split the file and dub each part.`, {
+          param: 'file', code: 'SRT_TOO_LONG', extra: { cue: last.index },
+        });
       }
       const allText = cues.map((c) => c.text).join('\n');
       enforceTestKeyWordCap(scope.auth, allText, 'file');

@@ -135,6 +135,16 @@ test('a malformed cue is 400 naming its number; an empty file is 400; a file tha
   t.is(await remaining(acct.apiKey), before, 'refusals are not billed');
 });
 
+test('a track whose last cue ends past 3 hours (SRT_MAX_SECONDS) is 400 SRT_TOO_LONG naming the cue, before billing and before any audio is written', async (t) => {
+  const acct = await p.bootstrap();
+  const before = await remaining(acct.apiKey);
+  const late = await postSrt(acct.apiKey, srtOf([CUES[0], ['12:30:00,000', '12:30:01,000', 'Xin chào']]));
+  t.is(late.res.status, 400);
+  t.like(late.body, { code: 'SRT_TOO_LONG', cue: 2 });
+  t.regex(late.body.message, /^Cue 2 ends at 12:30:01; a dubbed subtitle track can last at most 03:00:00/);
+  t.is(await remaining(acct.apiKey), before);
+});
+
 test('a UTF-8 file with a BOM and CRLF line ends, multi-line cues and <i> tags works', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   const source = '1\r\n00:00:00,200 --> 00:00:02,000\r\n<i>Xin chào</i>\r\ncác bạn\r\n\r\n2\r\n00:00:03,000 --> 00:00:04,500\r\n<b>Tạm biệt</b>\r\n';

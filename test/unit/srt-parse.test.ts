@@ -68,3 +68,18 @@ test('SRT: an empty file or one with only blank lines has no cues; bytes that ar
   t.regex(refusal('\r\n\r\n  \n').message, /no cues/);
   t.throws(() => decodeSrt(Buffer.from([0x31, 0x0a, 0xff, 0xfe, 0x41])), { instanceOf: SrtError, message: /not valid UTF-8/ });
 });
+
+test('SRT: a file saved as UTF-16 (little or big endian, with its byte order mark) parses like UTF-8; a UTF-16 file cut mid-character is refused', (t) => {
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(SAMPLE, 'utf16le')]);
+  t.deepEqual(parseSrt(decodeSrt(le)), parseSrt(SAMPLE));
+  const be = Buffer.from(le);
+  be.swap16();
+  t.deepEqual(parseSrt(decodeSrt(be)), parseSrt(SAMPLE));
+  t.throws(() => decodeSrt(le.subarray(0, le.length - 1)), { instanceOf: SrtError, message: /not valid UTF-16/ });
+});
+
+test('SRT: a cue number of more than nine digits is refused as not a cue number', (t) => {
+  t.is(parseSrt('123456789\n00:00:01,000 --> 00:00:02,000\nMột\n')[0].index, 123456789);
+  const refused = refusal(`${'9'.repeat(24)}\n00:00:01,000 --> 00:00:02,000\nMột\n`);
+  t.regex(refused.message, /^Cue 1 \(line 1\): expected a cue number/);
+});
