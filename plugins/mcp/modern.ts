@@ -99,7 +99,8 @@ export async function serveModern(
         result = { prompts: def.listPrompts(), ...LIST_CACHE };
         break;
       case 'prompts/get':
-        result = def.getPrompt(String(params.name), params.arguments);
+        if (typeof params.name !== 'string') throw new McpProtocolError(INVALID_PARAMS, 'params.name must be the prompt name.');
+        result = def.getPrompt(params.name, params.arguments);
         break;
       case 'resources/list':
         result = { resources: def.listResources(), ...LIST_CACHE };

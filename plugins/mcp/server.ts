@@ -29,7 +29,8 @@ export interface McpServerDefinition {
   listTools(): Array<Record<string, unknown>>;
   callTool(name: string, args: unknown, ctx: ToolContext): Promise<CallToolResult>;
   listPrompts(): Array<Record<string, unknown>>;
-  getPrompt(name: string, args: Record<string, string> | undefined): Record<string, unknown>;
+  /** `args` as the client sent them: refused unless an object of strings (MCP's prompt arguments) */
+  getPrompt(name: string, args: unknown): Record<string, unknown>;
   listResources(): Array<Record<string, unknown>>;
   readResource(uri: string): Record<string, unknown>;
 }
@@ -63,9 +64,13 @@ export function createMcpServerDefinition(options: { audiobooks: boolean; baseUr
       return invokeTool(tool, args, ctx);
     },
     listPrompts: () => prompts.map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args })),
-    getPrompt(name, args = {}) {
+    getPrompt(name, given) {
       const prompt = prompts.find((p) => p.name === name);
       if (!prompt) throw new McpProtocolError(INVALID_PARAMS, `Unknown prompt "${name}".`);
+      if (given !== undefined && (given === null || typeof given !== 'object' || Array.isArray(given) || Object.values(given).some((v) => typeof v !== 'string'))) {
+        throw new McpProtocolError(INVALID_PARAMS, `Prompt "${name}" takes its arguments as an object of strings.`);
+      }
+      const args = (given ?? {}) as Record<string, string>;
       const missing = prompt.arguments.filter((a) => a.required && !args[a.name]?.trim()).map((a) => a.name);
       if (missing.length) throw new McpProtocolError(INVALID_PARAMS, `Prompt "${name}" needs ${missing.join(', ')}.`);
       return { description: prompt.description, messages: [{ role: 'user', content: { type: 'text', text: prompt.text(args) } }] };

@@ -271,6 +271,15 @@ test('params that do not fit their method are -32602 Invalid params naming the f
   const modernMisfit = await modern(apiKey, 'tools/call', { name: 'list_voices', arguments: ['Mai'] });
   t.deepEqual([modernMisfit.status, modernMisfit.body.error.code], [200, -32602]);
   t.regex(modernMisfit.body.error.message, /params\.arguments must be an object/);
+  // Prompt arguments are strings (the 2025 SDK's schema refused the rest; the 2026 path threw "trim is not a function", a 500).
+  for (const args of [{ text: 123 }, null, { text: {} }, 'Xin chào']) {
+    const misfit = await modern(apiKey, 'prompts/get', { name: 'read_text', arguments: args });
+    t.deepEqual([misfit.status, misfit.body.error?.code], [200, -32602], JSON.stringify(args));
+    t.regex(misfit.body.error.message, /object of strings/);
+  }
+  const fitting = await modern(apiKey, 'prompts/get', { name: 'read_text', arguments: { text: 'Xin chào' } });
+  t.is(fitting.status, 200);
+  t.truthy(fitting.body.result.messages[0].content.text);
 });
 
 test('2025-era clients: initialize negotiates their revision', async (t) => {
