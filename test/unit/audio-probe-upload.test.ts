@@ -32,8 +32,19 @@ for (const [format, type] of FORMATS) {
   });
 }
 
-test('refused uploads: text, a PNG image, random bytes', async (t) => {
+/** A WAV header that declares PCM with 0 bits per sample: ffprobe names a stream, ffmpeg cannot decode it. */
+function zeroBitWav(): Buffer {
+  const header = wavFile(Buffer.alloc(0), 16000);
+  header.writeUInt32LE(1000, 40); // data size
+  header.writeUInt32LE(0, 28); // byte rate
+  header.writeUInt16LE(0, 32); // block align
+  header.writeUInt16LE(0, 34); // bits per sample
+  return Buffer.concat([header, Buffer.alloc(1000, 0x11)]);
+}
+
+test('refused uploads: text, a PNG image, random bytes, a WAV declaring 0 bits per sample (it was a 500)', async (t) => {
   const cases: Array<[string, Buffer]> = [
+    ['zero-bits.wav', zeroBitWav()],
     ['text.mp3', Buffer.from('Xin chào, đây là văn bản.\n'.repeat(100))],
     ['random.wav', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256))],
     ['image.ogg', Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4f30000000049454e44ae426082', 'hex')],

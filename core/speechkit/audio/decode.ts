@@ -6,6 +6,14 @@ import { spawn } from 'node:child_process';
 import { requireFfmpeg } from './ffmpeg.ts';
 import { abortError } from '../abort.ts';
 
+/** ffmpeg ran and could not decode the recording: the file's fault, not the server's. */
+export class UndecodableAudioError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UndecodableAudioError';
+  }
+}
+
 function runDecode(file: string, sampleRate: number, onData: (chunk: Buffer) => void, signal?: AbortSignal): Promise<void> {
   const ffmpeg = requireFfmpeg('pcm');
   const args = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', file, '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'];
@@ -20,7 +28,7 @@ function runDecode(file: string, sampleRate: number, onData: (chunk: Buffer) => 
     child.on('close', (code) => {
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) return reject(abortError(signal));
-      if (code !== 0) return reject(new Error(`ffmpeg could not decode the recording (${code}): ${stderr.trim()}`));
+      if (code !== 0) return reject(new UndecodableAudioError(`ffmpeg could not decode the recording (${code}): ${stderr.trim()}`));
       resolve();
     });
   });

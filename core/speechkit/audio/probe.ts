@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
-import { measureSeconds } from './decode.ts';
+import { measureSeconds, UndecodableAudioError } from './decode.ts';
 
 /** Accepted upload types, by what ffprobe calls their container. */
 const ACCEPTED: Array<{ type: UploadAudioType; formats: string[] }> = [
@@ -95,7 +95,13 @@ export async function probeUpload(file: string): Promise<ProbedUpload> {
   if (!accepted) throw new UnsupportedAudioError(`Audio in a "${container}" container is not accepted; send ${acceptedList()}.`);
   let seconds = Number(audio.duration ?? json.format?.duration);
   // Recordings made by browsers (webm) often state no duration: count it by decoding.
-  if (!Number.isFinite(seconds) || seconds <= 0) seconds = await measureSeconds(file);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    seconds = await measureSeconds(file).catch((err: unknown) => {
+      // A stream ffprobe names but ffmpeg cannot read (a WAV declaring 0 bits per sample) is a bad upload.
+      if (err instanceof UndecodableAudioError) throw new UnsupportedAudioError(`The upload's audio cannot be decoded; send ${acceptedList()}.`);
+      throw err;
+    });
+  }
   if (!(seconds > 0)) throw new UnsupportedAudioError('The upload contains no audio samples.');
   return {
     type: accepted.type, container, codec: audio.codec_name ?? 'unknown', sampleRate: Number(audio.sample_rate ?? 0),
