@@ -24,6 +24,7 @@ import { fitClip, fitReport, type FitReport } from '../../core/speechkit/timelin
 import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import { AsrFailedError, AsrUnavailableError, type SpeechRecognizer, type Transcript } from './asr/port.ts';
 import { assertAffordable } from './affordability.ts';
+import { UNREACHABLE_RETRY_SECONDS } from '../../core/unreachable.ts';
 import { dubPriceTokens } from './pricing.ts';
 import type { DubFields } from './schemas.ts';
 
@@ -82,7 +83,9 @@ function asrNotConfigured(): DomainError {
 
 function asrRefusal(err: unknown): DomainError | null {
   if (err instanceof AsrUnavailableError) {
-    return new DomainError('unavailable', `${err.message} Retry shortly; nothing was charged.`, { code: 'ASR_UNAVAILABLE', usageCode: 'synthesis_unavailable' });
+    return new DomainError('unavailable', `${err.message} Retry in a few seconds; nothing was charged.`, {
+      code: 'ASR_UNAVAILABLE', usageCode: 'synthesis_unavailable', retryAfterSeconds: UNREACHABLE_RETRY_SECONDS,
+    });
   }
   if (err instanceof AsrFailedError) {
     return new DomainError('upstream_failed', `Speech recognition failed: ${err.message}. Nothing was charged.`, { code: 'ASR_FAILED', usageCode: 'synthesis_failed' });

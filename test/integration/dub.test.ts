@@ -192,14 +192,15 @@ test('without ASR configured POST /dub is 503 ASR_NOT_CONFIGURED before any char
   }
 });
 
-test.serial('a recogniser that fails is 503 ASR_UNAVAILABLE (5xx) or 502 ASR_FAILED (4xx answer); nothing is charged', async (t) => {
+test.serial('a recogniser that fails is 503 ASR_UNAVAILABLE with Retry-After (5xx) or 502 ASR_FAILED (4xx answer); nothing is charged', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   const source = await makeRecording(p, UTTERANCES.slice(0, 1), 2, 'wav');
   try {
     asr.failWith = 500;
     const down = await postDub(p, acct.apiKey, source, { voiceId: 'Mai' }, 'a.wav', 'audio/wav');
     t.is(down.res.status, 503);
-    t.is(down.body.code, 'ASR_UNAVAILABLE');
+    t.like(down.body, { code: 'ASR_UNAVAILABLE', retryAfterSeconds: 5 });
+    t.is(down.res.headers.get('retry-after'), '5', 'a 503 says when to retry');
     asr.failWith = 400;
     const refused = await postDub(p, acct.apiKey, source, { voiceId: 'Mai' }, 'a.wav', 'audio/wav');
     t.is(refused.res.status, 502);
