@@ -90,6 +90,10 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   const apiEdge = edgeMiddleware(edgeGate('api', edge.api, edgeDeps));
   const streamEdge = edgeGate('stream', edge.stream, edgeDeps);
 
+  // What no route answered (a 405, the edge's refusals) is still in the envelope of the route at that path.
+  const compatPaths = new Set(parts.routes.filter((def) => def.envelope === 'compat').map((def) => `${API_PREFIX}${def.path}`.toLowerCase()));
+  const envelopeOf = (path: string) => (compatPaths.has(path.toLowerCase().replace(/\/+$/, '')) ? 'compat' : 'native');
+
   app.use(clientAddress(trustedProxies(services.config.trustedProxies)));
   services.metrics.countInFlight(() => drain.openRequests);
 
@@ -114,7 +118,7 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
         throw new ApiError(404, `No route ${ctx.method} ${ctx.path}. Every API route lives under ${API_PREFIX}.`, { code: 'ROUTE_NOT_FOUND' });
       }
     } catch (err) {
-      sendError(ctx, toApiError(err, services.logger), 'native', requestId);
+      sendError(ctx, toApiError(err, services.logger), envelopeOf(ctx.path), requestId);
     }
   });
 
