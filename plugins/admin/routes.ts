@@ -97,6 +97,7 @@ export function adminRouter(services: AdminDeps): Router {
     ctx.body = await services.identity.createUser({ accountId: ctx.params.accountId, ...body });
   });
   router.get('/accounts/:accountId/users', async (ctx) => {
+    await admin.getAccount(ctx.params.accountId);
     ctx.body = { users: await services.identity.listUsers(ctx.params.accountId) };
   });
   router.post('/accounts/:accountId/clones', async (ctx) => {

@@ -132,6 +132,9 @@ test('users are created through the admin API: e-mail once, a long enough passwo
   const list = await (await p.admin(`/accounts/${user.accountId}/users`)).json() as { users: Array<{ email: string; passwordHash?: string }> };
   t.deepEqual(list.users.map((u) => u.email), [user.email]);
   t.false('passwordHash' in list.users[0]);
+  const unknown = await p.admin('/accounts/acc_missing/users');
+  t.is(unknown.status, 404, 'an unknown account has no user list, as every admin route says');
+  t.like(await unknown.json(), { code: 'ACCOUNT_NOT_FOUND' });
 });
 
 test('dynamic registration is rate limited per client address', async (t) => {
