@@ -55,7 +55,13 @@ export async function publishChapter(deps: DispatchDeps, chapter: ChapterRecord)
   return true;
 }
 
-export async function dispatchChapter(deps: DispatchDeps, book: BookRecord, chapter: ChapterRecord, tokens: number): Promise<DispatchResult> {
+/**
+ * Takes the chapter (pending → rendering), charges it, and publishes it.
+ * The price is computed from the chapter as taken: an append that landed
+ * after the scheduler read the chapter, and before the take closed it to
+ * appends, is rendered and so is paid for.
+ */
+export async function dispatchChapter(deps: DispatchDeps, book: BookRecord, chapter: ChapterRecord, price: (characters: number) => number): Promise<DispatchResult> {
   const { store } = deps;
   const now = new Date().toISOString();
   const attempt = chapter.attempt + 1;
@@ -76,7 +82,7 @@ export async function dispatchChapter(deps: DispatchDeps, book: BookRecord, chap
   try {
     charge = await deps.billing.charge({
       payer: { accountId: book.accountId, keyId: fresh.payerKeyId, grantId: fresh.payerGrantId },
-      engine: book.engine, tokens, route: AUDIOBOOK_CHARGE_ROUTE, requestId: chargeRequestId(chapter, attempt),
+      engine: book.engine, tokens: price(taken.characters), route: AUDIOBOOK_CHARGE_ROUTE, requestId: chargeRequestId(chapter, attempt),
     });
   } catch (err) {
     await putBack('pending');

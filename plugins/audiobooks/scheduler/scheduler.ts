@@ -117,7 +117,7 @@ export function createScheduler(deps: SchedulerDeps) {
         reasons.set(book.id, 'queue_full');
         continue;
       }
-      const result = await dispatchChapter(deps, book, chapter, deps.billing.priceCharacters({ characters: chapter.characters, engine: book.engine, aiRefine: false }));
+      const result = await dispatchChapter(deps, book, chapter, (characters) => deps.billing.priceCharacters({ characters, engine: book.engine, aiRefine: false }));
       if (result.kind === 'dispatched') {
         free--;
         turns.set(book.accountId, nowIso);
