@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../core/http/auth.ts';
 import { DomainError } from '../../core/errors.ts';
+import { checkText } from '../../core/speechkit/text/prepare.ts';
 import type { BookPatch } from './store/port.ts';
 import type { BookRecord, CastEntry, ChapterRecord, SegmentRecord } from './store/records.ts';
 import { ownBook, requireLiveKey, resolveCast, viewContextFor, type RouteDeps } from './context.ts';
@@ -49,10 +50,23 @@ export function createChapterAdder(deps: RouteDeps) {
     return { book, chapters, cast, ctx };
   }
 
+  /** Whether text preparation leaves a speakable chunk; text it refuses for other reasons is left to the render to report. */
+  const speakable = (text: string) => {
+    try {
+      return checkText(text).speakable;
+    } catch {
+      return true;
+    }
+  };
+
   const bookCharacters = (chapters: ChapterRecord[]) => chapters.reduce((sum, c) => sum + c.characters, 0);
 
   async function addNew(p: Prepared, body: AddChapterBody): Promise<ChapterRecord | null> {
     const title = body.title!;
+    // As on every speech route: a chapter that would render as silence is refused before it can be charged.
+    if (![title, ...body.segments.map((s) => s.text)].some(speakable)) {
+      throw new DomainError('invalid', 'The chapter (its title and segments) contains nothing that can be spoken.', { param: 'segments', code: 'NOTHING_TO_SPEAK' });
+    }
     const characters = chapterCharacters(title, body.segments);
     if (characters > p.ctx.chapterCharsMax) throw overPlanLimit(characters, p.ctx.chapterCharsMax);
     checkBookLimits({ chapters: p.chapters.length + 1, bookCharacters: bookCharacters(p.chapters) + characters });

@@ -95,6 +95,8 @@ test('chapter add rules: duplicate_chapter, duplicate_segments, segment_mismatch
   t.like(await call(p, acct.apiKey, 'POST', path, { title: 'Hai', segments: [{ text: 'x', speaker: 'Hoa' }] }), { status: 400, body: { code: 'unknown_speaker' } });
   const withCast = await call(p, acct.apiKey, 'POST', path, { title: 'Hai', segments: [{ text: 'Chào Hoa.', speaker: 'Hoa' }], cast: [{ speaker: 'Hoa', voiceId: 'vi-central-female-huong' }] });
   t.is(withCast.status, 201, 'more cast entries may come with a chapter');
+  // SPEC Billing rule 3: what would render as silence is refused before it can be charged, as on /tts.
+  t.like(await call(p, acct.apiKey, 'POST', path, { title: '...', segments: [{ text: '!!! ??? …' }, { text: '- - -' }] }), { status: 400, body: { code: 'NOTHING_TO_SPEAK' } });
   const after = (await call(p, acct.apiKey, 'GET', `/audiobooks/${book.id}`)).body;
   t.deepEqual(after.cast.map((c: any) => c.speaker), ['Lan', 'Hoa']);
   t.deepEqual(after.chapters.map((c: any) => [c.index, c.segments]), [[1, 4], [2, 1]]);
