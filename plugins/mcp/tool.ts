@@ -48,7 +48,8 @@ export interface CallToolResult {
  * them. Anything else (a lone surrogate made encodeURIComponent throw) is
  * refused as a bad argument instead of failing the call.
  */
-export const idArgument = (what: string) => Joi.string().trim().min(1).max(200).pattern(/^[\x21-\x7e]+$/).messages({
+// Ids are letters, digits, "_" and "-": "." or ".." would otherwise be read as path segments of the route the tool calls.
+export const idArgument = (what: string) => Joi.string().trim().min(1).max(200).pattern(/^[A-Za-z0-9_-]+$/).messages({
   'string.pattern.base': `{{#label}} must be ${what} as a tool returned it (letters, digits, "_" and "-")`,
 });
 

@@ -60,6 +60,9 @@ if (!existsSync(PLUGIN)) {
       book_id: book.id, title: 'Chương một', segments: [{ text: 'Tôi sống độc lập từ thuở bé.' }, { text: 'Chào các bạn!', speaker: 'Dế Mèn' }],
     } });
     t.falsy(added.isError, text(added));
+    // The view and the text describe the book, as every other audiobook tool's do (they read "undefined" before).
+    t.like((added.structuredContent as { book: unknown }).book, { id: book.id, title: 'Dế Mèn', status: 'draft', totals: { chapters: 1 } });
+    t.regex(text(added), /^Added chapter 1\.\n"Dế Mèn" \(abk_[^)]+\) is draft: 0\/1 chapters done/);
     const wrongCount = await mcp.callTool({ name: 'add_audiobook_chapter', arguments: { book_id: book.id, append_to: 1, after_segment: 5, text: 'Thêm một đoạn.' } });
     t.true(wrongCount.isError);
     t.regex(text(wrongCount), /after_segment/, 'segment_mismatch tells the model what to send');

@@ -163,6 +163,12 @@ test('refusals come back as tool errors a model can act on', async (t) => {
   const strange = await rich.mcp.callTool({ name: 'get_speech_status', arguments: { job_id: 'job_\ud800' } });
   t.true(strange.isError);
   t.regex(text(strange), /Invalid arguments for get_speech_status: "job_id" must be a job id as a tool returned it/);
+  // "." and ".." were path segments: the batch poll route answered "ids is required".
+  for (const dots of ['.', '..', 'job/../x']) {
+    const dotted = await rich.mcp.callTool({ name: 'get_speech_status', arguments: { job_id: dots } });
+    t.true(dotted.isError, dots);
+    t.regex(text(dotted), /must be a job id as a tool returned it/);
+  }
   await mcp.close();
   await rich.mcp.close();
 });

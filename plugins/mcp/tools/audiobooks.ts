@@ -97,8 +97,10 @@ export const audiobookTools: ToolDefinition[] = [
       if (args.append_to !== undefined) body.appendTo = args.append_to;
       else body.title = args.title ?? 'Untitled chapter';
       if (args.after_segment !== undefined) body.afterSegment = args.after_segment;
-      const { body: book } = await ctx.api.json<Book>('POST', `${bookPath(args.book_id)}/chapters`, body);
-      return bookOutput(book, args.append_to ? `Continued chapter ${args.append_to}.` : 'Added the chapter.');
+      // The chapters route answers the chapter and the totals; the view and the text show the whole book.
+      const { body: added } = await ctx.api.json<{ chapter: { index: number } }>('POST', `${bookPath(args.book_id)}/chapters`, body);
+      const { body: book } = await ctx.api.json<Book>('GET', bookPath(args.book_id));
+      return bookOutput(book, args.append_to ? `Continued chapter ${args.append_to}.` : `Added chapter ${added.chapter.index}.`);
     },
   },
   {
