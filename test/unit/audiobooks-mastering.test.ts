@@ -182,3 +182,28 @@ test('stopping the mastering worker waits for the chapter in hand only, not for 
   t.like(await store.getChapter(book.id, 1), { status: 'completed' });
   for (let index = 2; index <= 5; index++) t.like(await store.getChapter(book.id, index), { status: 'rendered' });
 });
+
+test('stopping the mastering worker cuts the chapter in hand short: no attempt used, its lease given up so the next process masters it at once', async (t) => {
+  const { store, blobs, book } = await setUp(t);
+  let begun!: () => void;
+  const started = new Promise<void>((resolve) => { begun = resolve; });
+  // Like masterMp3's ffmpeg: runs until its signal kills it (a long chapter takes minutes).
+  const endless: MasterFn = (_source, _tags, _sink, signal) => new Promise((_resolve, reject) => {
+    begun();
+    signal?.addEventListener('abort', () => reject(new Error('ffmpeg was killed')), { once: true });
+  });
+  const stop = runMasteringWorker({ store, blobs, logger: createLogger('silent'), retryMs: [1000], master: endless }, 60_000);
+  await started;
+  await stop();
+  t.like(await store.getChapter(book.id, 1), { status: 'mastering', masterAttempts: 0, leaseOwner: null, leaseUntil: null, masterRetryAt: null });
+  // Another process (a restart) takes it over without waiting for a lease to run out.
+  const mastered: number[] = [];
+  const quick: MasterFn = async (_source, tags, sink) => {
+    await sink(Readable.from([Buffer.from('mp3')]));
+    mastered.push(tags.track);
+    return { integrated: -19, truePeak: -3, passes: 1 };
+  };
+  await createMasteringWorker({ store, blobs, logger: createLogger('silent'), retryMs: [1000], master: quick }).tick();
+  t.deepEqual(mastered, [1]);
+  t.like(await store.getChapter(book.id, 1), { status: 'completed' });
+});

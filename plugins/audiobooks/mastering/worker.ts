@@ -17,7 +17,7 @@ import { isUnreachableDependency } from '../../../core/unreachable.ts';
  * the chapter is delivered as WAV (`audioFormat: wav`). Several pipelines
  * processes share the work through a lease on each chapter.
  */
-export type MasterFn = (source: MasterSource, tags: Id3Tags, sink: Mp3Sink) => Promise<MasterResult>;
+export type MasterFn = (source: MasterSource, tags: Id3Tags, sink: Mp3Sink, signal?: AbortSignal) => Promise<MasterResult>;
 
 export interface MasteringDeps {
   store: AudiobookStore;
@@ -37,7 +37,7 @@ const DEFAULT_LEASE_MS = 120_000;
 export function createMasteringWorker(deps: MasteringDeps) {
   const { store, blobs, logger } = deps;
   const owner = `abk_master_${randomUUID()}`;
-  const master = deps.master ?? ((source, tags, sink) => masterMp3(source, tags, sink));
+  const master = deps.master ?? ((source, tags, sink, signal) => masterMp3(source, tags, sink, { signal }));
   const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
 
   async function deliver(book: BookRecord, chapter: ChapterRecord, audioKey: string, audioFormat: 'mp3' | 'wav'): Promise<void> {
@@ -56,7 +56,7 @@ export function createMasteringWorker(deps: MasteringDeps) {
     if (fresh) await settleBook({ store, logger }, fresh);
   }
 
-  async function masterOne(chapter: ChapterRecord): Promise<void> {
+  async function masterOne(chapter: ChapterRecord, signal?: AbortSignal): Promise<void> {
     const now = new Date().toISOString();
     const claimed = await store.updateChapter(chapter.bookId, chapter.index,
       { status: 'mastering', leaseOwner: owner, leaseUntil: new Date(Date.now() + leaseMs).toISOString() },
@@ -72,10 +72,16 @@ export function createMasteringWorker(deps: MasteringDeps) {
     try {
       const key = chapterKey(book.id, claimed.index, 'mp3');
       const started = Date.now();
-      const result = await master(source, tags, async (mp3) => void (await blobs.put(key, mp3, 'audio/mpeg')));
+      const result = await master(source, tags, async (mp3) => void (await blobs.put(key, mp3, 'audio/mpeg')), signal);
       logger.info('audiobook chapter mastered', { bookId: book.id, chapter: claimed.index, ...result, ms: Date.now() - started });
       await deliver(book, claimed, key, 'mp3');
     } catch (err) {
+      if (signal?.aborted) {
+        // Stopped mid-chapter: no attempt is used, and the lease is given up so that a process masters it at once.
+        logger.info('audiobook mastering stopped mid-chapter; it starts again after the restart', { bookId: book.id, chapter: claimed.index });
+        await store.updateChapter(book.id, claimed.index, { leaseOwner: null, leaseUntil: null }, { leaseOwner: owner });
+        return;
+      }
       // A store out of reach or a full disk says nothing of the chapter: no attempt is used up, and so an
       // outage can never be what turns its MP3 into the WAV fallback.
       const outage = isUnreachableDependency(err);
@@ -105,32 +111,34 @@ export function createMasteringWorker(deps: MasteringDeps) {
   }
 
   /**
-   * Masters every chapter that is due, one after another, until `stopping`
-   * says so: a stop waits for the chapter in hand only. Going through the
-   * rest (a minute or more of ffmpeg when many books finished at once) kept
-   * shutdown past its deadline; they are mastered after the restart.
+   * Masters every chapter that is due, one after another, until `signal`
+   * stops it: the chapter in hand is cut short (its ffmpeg killed, its lease
+   * given up) and none after it is begun. Going through the rest (a minute or
+   * more of ffmpeg when many books finished at once), or finishing one long
+   * chapter, kept shutdown past its deadline; they are mastered after the restart.
    */
-  async function tick(stopping: () => boolean = () => false): Promise<void> {
+  async function tick(signal?: AbortSignal): Promise<void> {
     const now = new Date().toISOString();
     for (const chapter of await store.chaptersInStatus(['rendered', 'mastering'])) {
-      if (stopping()) return;
+      if (signal?.aborted) return;
       if (chapter.status === 'mastering' && chapter.masterRetryAt && chapter.masterRetryAt > now) continue;
       if (chapter.leaseOwner && chapter.leaseOwner !== owner && chapter.leaseUntil && chapter.leaseUntil > now) continue;
-      await masterOne(chapter);
+      await masterOne(chapter, signal);
     }
   }
 
   return { tick };
 }
 
-/** Runs the mastering worker every `tickMs`; stopping waits for the chapter in hand. */
+/** Runs the mastering worker every `tickMs`; stopping cuts the chapter in hand short. */
 export function runMasteringWorker(deps: MasteringDeps, tickMs: number): () => Promise<void> {
   const worker = createMasteringWorker(deps);
+  const stopping = new AbortController();
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
   const loop = () => {
-    running = worker.tick(() => stopped)
+    running = worker.tick(stopping.signal)
       .catch((err: unknown) => deps.logger.error('audiobook mastering tick failed', { err: err as Error }))
       .finally(() => {
         if (!stopped) timer = setTimeout(loop, tickMs);
@@ -139,6 +147,7 @@ export function runMasteringWorker(deps: MasteringDeps, tickMs: number): () => P
   loop();
   return async () => {
     stopped = true;
+    stopping.abort();
     if (timer) clearTimeout(timer);
     await running;
   };
