@@ -76,3 +76,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, { once: true });
   });
 }
+
+/** A run that ends normally with no samples at all (an engine that produced nothing). */
+export function silent(): Behaviour {
+  return async function* () {};
+}

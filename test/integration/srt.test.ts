@@ -3,7 +3,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { probeAudio } from '../helpers/audio-probe.ts';
 import { decodeWav, firstSpeechAfter, speechSecondsBetween, speechWindows, type DecodedWav } from '../helpers/speech-regions.ts';
-import { failAfter, tapEngine } from '../helpers/engine-tap.ts';
+import { failAfter, silent, tapEngine } from '../helpers/engine-tap.ts';
 import { coreServices } from '../../core/services.ts';
 
 let p: TestPlatform;
@@ -201,7 +201,7 @@ test.serial('SPEC Billing rule 3: a cue with words that the engine renders as no
   const engine = await p.platform.service(coreServices.engine);
   let calls = 0;
   // The second cue's run ends normally with zero samples.
-  const tap = tapEngine(engine, (request, real) => (++calls === 2 ? (async function* () {})() : real(request)));
+  const tap = tapEngine(engine, (request, real) => (++calls === 2 ? silent()(request, real) : real(request)));
   try {
     const { res, body } = await postSrt(acct.apiKey, srtOf(CUES));
     t.is(res.status, 500, JSON.stringify(body));

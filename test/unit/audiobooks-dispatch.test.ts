@@ -1,9 +1,8 @@
 import test from 'ava';
-import { randomUUID } from 'node:crypto';
 import { openMemoryDb } from '../../core/adapters/embedded-db.ts';
 import { createSqliteAudiobookStore } from '../../plugins/audiobooks/store/sqlite.ts';
 import { dispatchChapter, type DispatchDeps } from '../../plugins/audiobooks/scheduler/dispatch.ts';
-import type { BookRecord, ChapterRecord } from '../../plugins/audiobooks/store/records.ts';
+import { bookRecord, chapterRecord } from '../helpers/audiobook-records.ts';
 import type { BillingService } from '../../core/billing/service.ts';
 import type { Charge } from '../../core/ports/charge.ts';
 import type { Documents } from '../../core/ports/documents.ts';
@@ -14,17 +13,8 @@ const NOW = '2026-11-29T10:00:00.000Z';
 
 test('text appended after the scheduler read a chapter, before it took the chapter, is priced in: the charge is the price of the chapter as taken', async (t) => {
   const store = createSqliteAudiobookStore(openMemoryDb(), 'audiobooks_');
-  const book: BookRecord = {
-    id: `abk_${randomUUID()}`, accountId: 'acc_1', title: 'Sách', author: null, engine: 'v4', narratorVoice: 'vi-north-female-mai',
-    cast: [], status: 'queued', waitingReason: null, error: null, payerKeyId: 'key_1', payerGrantId: 'grt_1', version: 0, run: 1,
-    lastTurnAt: null, queuedAt: NOW, quotaRetryAt: null, createdAt: NOW, completedAt: null,
-  };
-  const chapter: ChapterRecord = {
-    bookId: book.id, accountId: 'acc_1', index: 1, title: 'Chương 1', status: 'pending', characters: 100, segments: 1, contentHash: 'h1',
-    partsPlanned: 1, parts: [], attempt: 0, dispatch: null, dispatchSeq: 0, leaseOwner: null, leaseUntil: null, lastProgressAt: null,
-    charge: null, refundDue: null, failures: 0, retryAt: null, error: null, masterAttempts: 0, masterRetryAt: null, audioKey: null,
-    audioFormat: null, durationSeconds: null, createdAt: NOW, startedAt: null, renderedAt: null, completedAt: null,
-  };
+  const book = bookRecord(NOW, { status: 'queued' });
+  const chapter = chapterRecord(book, NOW);
   await store.createBook(book);
   await store.addChapter({ bookId: book.id, expectVersion: 0, chapter, segments: [{ position: 0, speaker: null, text: 'Đoạn', sceneBreak: false }] });
   const read = await store.getChapter(book.id, 1);
