@@ -1,11 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Presigned download links for blobs: `<base>/files/<key>?expires=<unix>&signature=<hex>`.
- * Whatever stores the blob, downloads are served by core after checking the
- * signature, so links work the same on every adapter.
- */
-/**
  * `job` binds a link to the job it was handed out for, which a cache hit's
  * link does not name in its key (the key is the rendering job's file): a
  * damaged file reached through it refunds the job whose caller is told so.
@@ -15,6 +10,11 @@ export interface LinkOptions {
   job?: string;
 }
 
+/**
+ * Presigned download links for blobs: `<base>/files/<key>?expires=<unix>[&job=<id>]&signature=<hex>`.
+ * Whatever stores the blob, downloads are served by core after checking the
+ * signature, so links work the same on every adapter.
+ */
 export interface DownloadLinks {
   /** mints a link valid for `ttlSeconds` */
   sign(key: string, ttlSeconds: number, options?: LinkOptions): { url: string; expiresAt: string; expiresIn: number };

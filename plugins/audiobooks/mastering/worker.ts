@@ -134,19 +134,17 @@ export function createMasteringWorker(deps: MasteringDeps) {
 export function runMasteringWorker(deps: MasteringDeps, tickMs: number): () => Promise<void> {
   const worker = createMasteringWorker(deps);
   const stopping = new AbortController();
-  let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
   const loop = () => {
     running = worker.tick(stopping.signal)
       .catch((err: unknown) => deps.logger.error('audiobook mastering tick failed', { err: err as Error }))
       .finally(() => {
-        if (!stopped) timer = setTimeout(loop, tickMs);
+        if (!stopping.signal.aborted) timer = setTimeout(loop, tickMs);
       });
   };
   loop();
   return async () => {
-    stopped = true;
     stopping.abort();
     if (timer) clearTimeout(timer);
     await running;
