@@ -52,7 +52,20 @@ function bodyParser(def: RouteDefinition): Koa.Middleware | null {
       urlencoded: true,
       json: false,
       // Files stream to disk and are refused the moment they pass the limit; text fields stay small.
-      formidable: { maxFileSize: MAX_UPLOAD_BYTES, maxFiles: 1, allowEmptyFiles: false, maxFieldsSize: MAX_FORM_FIELDS_BYTES },
+      formidable: {
+        maxFileSize: MAX_UPLOAD_BYTES, maxFiles: 1, allowEmptyFiles: false, maxFieldsSize: MAX_FORM_FIELDS_BYTES,
+        // formidable reads a part without a Content-Type as a text field, filename or not; Python's requests sends
+        // files that way. A part that names a file is a file (RFC 7578 4.4: its type defaults to octet-stream),
+        // and one with an empty filename is a file input left empty: no file at all, rather than a text field.
+        onPart: (part, handlePart) => {
+          if (!part.mimetype && typeof part.originalFilename === 'string') {
+            // formidable emits a part's data whether or not anyone listens: one not handed on is dropped.
+            if (part.originalFilename === '') return;
+            part.mimetype = 'application/octet-stream';
+          }
+          handlePart(part);
+        },
+      },
       onError: (err) => {
         throw multipartError(err as Error & { code?: unknown; httpCode?: unknown });
       },

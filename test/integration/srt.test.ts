@@ -145,6 +145,25 @@ test('a track whose last cue ends past 3 hours (SRT_MAX_SECONDS) is 400 SRT_TOO_
   t.is(await remaining(acct.apiKey), before);
 });
 
+test('a file part sent without its own Content-Type (as Python\'s requests sends files) is read as the file', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const boundary = 'vieneu-no-part-type';
+  const srt = srtOf(CUES.slice(0, 1));
+  const part = (headers: string, content: string) => `--${boundary}\r\n${headers}\r\n\r\n${content}\r\n`;
+  const body = part('Content-Disposition: form-data; name="file"; filename="subtitles.srt"', srt)
+    + part('Content-Disposition: form-data; name="voiceId"', 'vi-south-female-lan')
+    + `--${boundary}--\r\n`;
+  const res = await p.api('/srt', { method: 'POST', key: acct.apiKey, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+  const answer = await res.json();
+  t.is(res.status, 201, JSON.stringify(answer));
+  t.is(answer.characters, chars([CUES[0]![2]!]));
+  // A part with an empty filename and no type is what a browser sends for a file input left empty: still no file.
+  const empty = part('Content-Disposition: form-data; name="file"; filename=""', '') + `--${boundary}--\r\n`;
+  const none = await p.api('/srt', { method: 'POST', key: acct.apiKey, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: empty });
+  t.like(await none.json(), { code: 'FILE_REQUIRED' });
+  t.is(none.status, 400);
+});
+
 test('a UTF-8 file with a BOM and CRLF line ends, multi-line cues and <i> tags works', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   const source = '1\r\n00:00:00,200 --> 00:00:02,000\r\n<i>Xin chào</i>\r\ncác bạn\r\n\r\n2\r\n00:00:03,000 --> 00:00:04,500\r\n<b>Tạm biệt</b>\r\n';
