@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import type { IncomingMessage } from 'node:http';
 import Router from '@koa/router';
 import compose from 'koa-compose';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +20,8 @@ export interface AppParts {
   /** probes, metrics and downloads: routers outside /api/v1 that core serves */
   coreRouters: Router[];
   drain: Drain;
+  /** the client a call of this process's own API was made for (core/self-api.ts), null for other requests */
+  selfCallClient?: (req: IncomingMessage) => string | null;
 }
 
 /** 405 and 501 from the router carry `Allow`; they become envelopes here so the header survives. */
@@ -94,7 +97,7 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   const compatPaths = new Set(parts.routes.filter((def) => def.envelope === 'compat').map((def) => `${API_PREFIX}${def.path}`.toLowerCase()));
   const envelopeOf = (path: string) => (compatPaths.has(path.toLowerCase().replace(/\/+$/, '')) ? 'compat' : 'native');
 
-  app.use(clientAddress(trustedProxies(services.config.trustedProxies)));
+  app.use(clientAddress(trustedProxies(services.config.trustedProxies), parts.selfCallClient));
   services.metrics.countInFlight(() => drain.openRequests);
 
   app.use(async (ctx, next) => {

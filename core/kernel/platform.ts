@@ -141,6 +141,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
       mounts: wired.mounts,
       coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger }), referencePage()],
       drain,
+      selfCallClient: (req) => selfApi.clientOf(req),
     });
     server = http.createServer(app.callback());
     server.keepAliveTimeout = 65_000;

@@ -37,7 +37,8 @@ export function credentialHeaders(headers: Record<string, string | string[] | un
   return out;
 }
 
-export function createApiCaller(selfApi: SelfApi, credentials: Record<string, string>, signal?: AbortSignal): ApiCaller {
+/** Calls the API with the MCP client's credential, counted against the MCP client's address (`clientAddress`). */
+export function createApiCaller(selfApi: SelfApi, credentials: Record<string, string>, signal?: AbortSignal, clientAddress?: string): ApiCaller {
   async function send(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
     const init: RequestInit = { method, headers: { ...credentials, ...headers }, signal };
     if (body !== undefined) {
@@ -46,7 +47,7 @@ export function createApiCaller(selfApi: SelfApi, credentials: Record<string, st
     }
     let res: Response;
     try {
-      res = await selfApi.fetch(`/api/v1${path}`, init);
+      res = await selfApi.fetch(`/api/v1${path}`, init, clientAddress);
     } catch (err) {
       if (signal?.aborted) throw new ToolError('The request was cancelled.', { status: 499 });
       throw new ToolError(`The service could not be reached (${(err as Error).message}). Try again in a moment.`, { status: 503 });

@@ -129,7 +129,7 @@ export function mcpHttp(deps: McpHttpDeps): Koa.Middleware {
     });
     const toolContext = (signal?: AbortSignal): ToolContext => {
       const combined = signal ? AbortSignal.any([signal, gone.signal]) : gone.signal;
-      return { api: createApiCaller(deps.selfApi, credentialHeaders(ctx.headers), combined), waitSeconds: deps.waitSeconds, pollMs: deps.pollMs, signal: combined };
+      return { api: createApiCaller(deps.selfApi, credentialHeaders(ctx.headers), combined, ctx.ip), waitSeconds: deps.waitSeconds, pollMs: deps.pollMs, signal: combined };
     };
     const headers = ctx.headers as Record<string, string | undefined>;
     if (isModern(body, headers['mcp-protocol-version'])) {

@@ -187,3 +187,32 @@ test('an API key is not a signed-in user: it is held only to the 4 streams of it
     open.forEach((h) => h.close());
   }
 });
+
+/** One MCP tools/call (2026-07-28, no handshake) from a client address; the tool calls the API over loopback. */
+async function mcpTool(apiKey: string, ip: string, name: string, headers: Record<string, string> = {}) {
+  const version = '2026-07-28';
+  const res = await fetch(`${p.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': version, 'mcp-method': 'tools/call', 'mcp-name': name, ...from(ip), ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'edge-test', version: '1' } } } }),
+  });
+  return (await res.json() as { result: { isError?: boolean; content: Array<{ text: string }> } }).result;
+}
+
+test('SPEC Limits: the API calls an MCP tool makes count against the MCP client\'s address, not the server\'s own loopback one that every client shares', async (t) => {
+  const bob = await p.bootstrap({ grant: { totalTokens: 1000 } });
+  const alice = await p.bootstrap({ grant: { totalTokens: 1000 } });
+  const [bobAt, aliceAt] = [address(), address()];
+  for (let i = 0; i < RPM; i++) t.not((await mcpTool(bob.apiKey, bobAt, 'get_token_balance')).isError, true, `call ${i + 1}`);
+  const over = await mcpTool(bob.apiKey, bobAt, 'get_token_balance');
+  t.true(over.isError, 'past the limit of his own address');
+  assertEdgeRefusal(t, await p.api('/engines', { headers: from(bobAt) }), 429, '<title>429 ');
+  t.not((await mcpTool(alice.apiKey, aliceAt, 'get_token_balance')).isError, true, 'another client\'s tools still work');
+  t.is((await p.api('/balance', { key: alice.apiKey, headers: from(aliceAt) })).status, 200);
+  // Naming another address takes the process's secret: a client that sends the headers itself keeps its own.
+  const spoofed = await p.api('/engines', { headers: { ...from(bobAt), 'x-vieneu-self-call': 'guess', 'x-vieneu-self-client': aliceAt } });
+  t.is(spoofed.status, 429);
+});

@@ -50,10 +50,14 @@ export function resolveClient(req: IncomingMessage, trust: TrustFn): string {
   return client;
 }
 
-/** First phase of the API listener: fixes `ctx.ip` for everything after it. */
-export function clientAddress(trust: TrustFn): Koa.Middleware {
+/**
+ * First phase of the API listener: fixes `ctx.ip` for everything after it.
+ * `selfCallClient` names the client a call of this process's own API was
+ * made for (core/self-api.ts), which stands in for the loopback peer.
+ */
+export function clientAddress(trust: TrustFn, selfCallClient: (req: IncomingMessage) => string | null = () => null): Koa.Middleware {
   return (ctx, next) => {
-    ctx.request.ip = resolveClient(ctx.req, trust);
+    ctx.request.ip = selfCallClient(ctx.req) ?? resolveClient(ctx.req, trust);
     return next();
   };
 }
