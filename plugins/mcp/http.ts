@@ -76,7 +76,9 @@ export function mcpHttp(deps: McpHttpDeps): Koa.Middleware {
     try {
       credential = readPresentedKey(ctx.headers);
     } catch (err) {
+      // Another scheme (Basic, DPoP) or a malformed header: still the challenge, which is where a client starts from (RFC 6750 3).
       const refusal = toApiError(err);
+      if (refusal.status === 401) ctx.set('WWW-Authenticate', `Bearer error="invalid_request", ${metadata}`);
       answer(ctx, refusal.status, rpcRefusal(UNAUTHORIZED, String(refusal.messages)));
       return null;
     }

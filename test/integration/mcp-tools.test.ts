@@ -309,3 +309,14 @@ test('a browser origin other than the service\'s own is refused', async (t) => {
   });
   t.is(res.status, 403);
 });
+
+test('every 401 from /mcp carries the Bearer challenge with resource_metadata, another scheme or a malformed header included (RFC 6750 3)', async (t) => {
+  for (const authorization of ['Basic Zm9vOmJhcg==', 'DPoP abc', 'Bearer', 'Bearer short']) {
+    const res = await fetch(`${p.url}/mcp`, {
+      method: 'POST', headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    t.is(res.status, 401, authorization);
+    t.regex(res.headers.get('www-authenticate') ?? '', new RegExp(`^Bearer .*resource_metadata="${p.url}/\\.well-known/oauth-protected-resource"`), authorization);
+  }
+});
