@@ -14,9 +14,10 @@ import { DomainError } from '../../core/errors.ts';
  * at once. The browser keeps the token in memory only.
  *
  * The caller is the signed-in user's account. `keyId` is `console_<userId>`
- * (one per person: rate limits, idempotency keys, usage `scope=key`, and the
- * per-signed-in-user stream limit of SPEC "Limits" key on it; `via` is
- * `console`). `grantId` is the account's oldest active grant covering the
+ * (one per person: rate limits, idempotency keys and usage `scope=key` key
+ * on it; `via` is `console`), and `userId` is the person, so that the
+ * per-signed-in-user stream limit of SPEC "Limits" counts the console's
+ * streams with those of the person's OAuth apps. `grantId` is the account's oldest active grant covering the
  * default engine, the one an account-level payer is charged from first; an
  * account without one still reads (balance, usage, voices) and is refused by
  * billing when it tries to spend.
@@ -67,7 +68,7 @@ export function consoleVerifier(deps: { tokens: ConsoleTokens; identity: Identit
       const now = Date.now();
       const payer = (await deps.documents.grants.listActive(live.user.accountId))
         .find((g) => g.engines.includes(deps.defaultEngine) && (!g.expiresAt || Date.parse(g.expiresAt) > now));
-      return { keyId: `console_${live.user.id}`, accountId: live.user.accountId, grantId: payer?.id ?? '', keyKind: 'live' };
+      return { keyId: `console_${live.user.id}`, accountId: live.user.accountId, grantId: payer?.id ?? '', keyKind: 'live', userId: live.user.id };
     },
   };
 }

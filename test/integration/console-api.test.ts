@@ -1,4 +1,5 @@
 import test from 'ava';
+import http from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { TestBrowser } from '../helpers/oauth-browser.ts';
 import { createUser, type TestUser } from '../helpers/oauth-flow.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { coreServices } from '../../core/services.ts';
 
 /**
  * The console's session routes over HTTP (no browser): SPEC "Keys are
@@ -272,4 +274,25 @@ test('without a built front end /console answers 503 saying how to build it, and
   t.is(res.status, 503);
   t.regex(await res.text(), /npm run build/);
   t.is((await fetch(`${q.url}/console/api/session`)).status, 200);
+});
+
+test('SPEC Limits: a console session is its person for the 2 open streams per signed-in user, shared with the person\'s OAuth apps: the third is 429 STREAM_CONCURRENCY', async (t) => {
+  const { v, user } = await signedIn();
+  // Streams whose body never finishes: each holds its place until closed.
+  const holdOpen = () => {
+    const req = http.request(`${p.url}/api/v1/tts/stream`, { method: 'POST', headers: { authorization: `Bearer ${v.token}`, 'content-type': 'application/json', 'content-length': '4096' } });
+    req.on('error', () => undefined);
+    req.write('{"text": "Xin chào');
+    return req;
+  };
+  const slots = (await p.platform.service(coreServices.counters)).slots;
+  const open = [holdOpen(), holdOpen()];
+  try {
+    await waitFor(async () => (await slots.inUse(`streams:user:${user.userId}`)) === 2, { what: 'both console streams to hold a place' });
+    const third = await p.api('/tts/stream', { method: 'POST', key: v.token, json: { text: 'Xin chào các bạn' } });
+    t.is(third.status, 429);
+    t.is((await third.json()).code, 'STREAM_CONCURRENCY');
+  } finally {
+    open.forEach((req) => req.destroy());
+  }
 });
