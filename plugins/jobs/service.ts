@@ -32,12 +32,15 @@ function queueFull(which: 'depth' | 'account', perAccount: number): DomainError 
 
 /**
  * Identical requests of one account share audio: same account, text, voice,
- * speed, emotion and engine. The account is part of the key so that no
- * tenant can learn, from an instant `completed` or a link, that another one
- * rendered a text; the cost is one render per account and text.
+ * speed, emotion and engine, and the same `aiRefine`, which prepares the
+ * text otherwise (formulas and symbols read out) and so is other audio. The
+ * account is part of the key so that no tenant can learn, from an instant
+ * `completed` or a link, that another one rendered a text; the cost is one
+ * render per account and text. `v2`: keys before it left `aiRefine` out, so
+ * their entries may hold either preparation and are not read.
  */
-export function cacheKeyOf(input: { accountId: string; text: string; voiceId: string; speed: number; emotion: string; engine: string }): string {
-  return hash('sha256', JSON.stringify([input.accountId, input.engine, input.voiceId, input.speed, input.emotion, input.text.normalize('NFC')]));
+export function cacheKeyOf(input: { accountId: string; text: string; voiceId: string; speed: number; emotion: string; engine: string; aiRefine: boolean }): string {
+  return hash('sha256', JSON.stringify(['v2', input.accountId, input.engine, input.voiceId, input.speed, input.emotion, input.aiRefine, input.text.normalize('NFC')]));
 }
 
 export interface SubmitContext {
@@ -121,7 +124,7 @@ export function createJobsService(deps: JobsDeps) {
       // billing text with nothing to speak, text that reads far longer than it bills, and (aiRefine) moderated text.
       await refuseUnspeakable({ text: body.text, aiRefine: body.aiRefine, moderationTerms: config.moderationTerms, sourceCharacters: characters, param: 'text' });
 
-      const cacheKey = cacheKeyOf({ accountId: c.auth.accountId, text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine });
+      const cacheKey = cacheKeyOf({ accountId: c.auth.accountId, text: body.text, voiceId: voice.id, speed: body.speed, emotion: body.emotion, engine, aiRefine: body.aiRefine });
       const cachedPresent = await usableCachedAudio(cacheKey);
 
       const now = new Date().toISOString();

@@ -64,6 +64,22 @@ test('the same text, voice, speed, emotion and engine is a cache hit: completed 
   t.is(other.body.status, 'queued', 'another speed is another audio');
 });
 
+test('aiRefine prepares the text otherwise (formulas read out), so a request with it and one without are never each other\'s cache hit', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const text = 'Công thức H2O và CO2, còn x^2 + y^2 = z^2 là định lý Pytago nhé.';
+  const plain = await submit(acct.apiKey, { text });
+  await waitForJob(acct.apiKey, plain.body.jobId);
+  const refined = await submit(acct.apiKey, { text, aiRefine: true });
+  t.is(refined.body.status, 'queued', 'the plain audio is not served for a refined request (which pays the surcharge)');
+  const refinedJob = await waitForJob(acct.apiKey, refined.body.jobId);
+  const again = await submit(acct.apiKey, { text, aiRefine: true });
+  t.is(again.body.status, 'completed', 'the refined audio is its own cache entry');
+  t.is(again.body.duration, refinedJob.duration);
+  const plainAgain = await submit(acct.apiKey, { text });
+  t.is(plainAgain.body.status, 'completed');
+  t.is(plainAgain.body.duration, (await waitForJob(acct.apiKey, plain.body.jobId)).duration, 'a plain request gets the plain audio');
+});
+
 test('Idempotency-Key: replay returns the original job with Idempotent-Replayed and no second charge', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   const key = 'order-12345-abc';
