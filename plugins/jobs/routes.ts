@@ -36,7 +36,9 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
     },
     handler: async (ctx, { body }) => {
       const auth = ctx.state.auth!;
-      const idempotencyKey = ctx.get('idempotency-key') || undefined;
+      // Present but empty is a key that came out empty in the client: refused (runIdempotent), not run as if absent.
+      const sent = ctx.req.headers['idempotency-key'];
+      const idempotencyKey = sent === undefined ? undefined : String(sent);
       if (idempotencyKey !== undefined) ctx.set('Idempotency-Key', idempotencyKey);
       // The fingerprint is of the body as sent, so a replay matches whatever defaults apply.
       const result = await runIdempotent(idempotency, auth.keyId, idempotencyKey, ctx.request.body, (claim) =>
