@@ -1,7 +1,7 @@
 import type { RouteDefinition, RouteRegistrar } from '../../core/plugin.ts';
 import {
   createdEndpointResponse, createWebhookBody, deletedEndpointResponse, deliveriesQuery, deliveriesResponse, deliveryResponse, endpointListResponse,
-  endpointResponse, rotatedEndpointResponse, type CreateWebhookBody,
+  endpointResponse, notificationsQuery, notificationsResponse, rotatedEndpointResponse, type CreateWebhookBody,
 } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
@@ -31,6 +31,16 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
     responses: { 200: { description: 'The account\'s endpoints', schema: endpointListResponse } },
     handler: async (ctx) => {
       ctx.body = await service.list(ctx.state.auth!.accountId);
+    },
+  });
+
+  route<unknown, { limit: number }>({
+    method: 'GET', path: '/webhooks/notifications', name: 'webhooks_notifications', summary: 'Notifications of dead deliveries',
+    description: 'One notification per delivery that ended `DEAD` (every attempt failed, or its endpoint was deleted or disabled), newest first, for the whole account.',
+    request: { query: notificationsQuery },
+    responses: { 200: { description: 'The account\'s notifications (at most `limit`)', schema: notificationsResponse } },
+    handler: async (ctx, { query }) => {
+      ctx.body = await service.notifications(ctx.state.auth!.accountId, query.limit);
     },
   });
 

@@ -25,6 +25,10 @@ export const deliveriesQuery = Joi.object<{ limit: number }>({
   limit: Joi.number().integer().min(1).max(100).default(50),
 });
 
+export const notificationsQuery = Joi.object<{ limit: number }>({
+  limit: Joi.number().integer().min(1).max(100).default(20),
+});
+
 /** Responses (SPEC: Webhook endpoint, Webhook delivery record), for the API reference. */
 
 export const endpointResponse = Joi.object({
@@ -69,3 +73,16 @@ export const deliveryResponse = Joi.object({
 });
 
 export const deliveriesResponse = Joi.array().items(deliveryResponse);
+
+/** SPEC Delivery semantics: "After the last attempt the delivery is marked DEAD, a notification appears in the account." */
+export const notificationsResponse = Joi.object({
+  items: Joi.array().items(Joi.object({
+    id: Joi.string().required().description('`ntf_…`, one per dead delivery'),
+    kind: Joi.valid('webhook.delivery.dead').required(),
+    message: Joi.string().required(),
+    subject: Joi.object({
+      endpointId: Joi.string().required(), deliveryId: Joi.string().required(), eventId: Joi.string().required(), jobId: Joi.string(),
+    }).unknown(true).required(),
+    createdAt: Joi.string().isoDate().required(),
+  })).required(),
+});

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../core/errors.ts';
 import type { KeysStore } from '../../core/ports/documents.ts';
-import { WEBHOOK_TEST_EVENT, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointStatus, type WebhooksStore } from '../../core/ports/webhooks.ts';
+import { WEBHOOK_TEST_EVENT, type AccountNotification, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointStatus, type WebhooksStore } from '../../core/ports/webhooks.ts';
 import { checkDestination, DestinationError, type DestinationPolicy } from '../../core/net/destination.ts';
 import type { CreateWebhookBody } from './schemas.ts';
 
@@ -131,6 +131,12 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await owned(accountId, endpointId);
       await deps.store.deleteEndpoint(endpointId);
       return { id: endpointId, deleted: true };
+    },
+
+    /** SPEC: a dead delivery's notification "appears in the account". */
+    async notifications(accountId: string, limit: number): Promise<{ items: Array<Omit<AccountNotification, 'accountId'>> }> {
+      const items = await deps.store.listNotifications(accountId, limit);
+      return { items: items.map(({ accountId: _owner, ...notification }) => notification) };
     },
 
     async deliveries(accountId: string, endpointId: string, limit: number): Promise<DeliveryView[]> {

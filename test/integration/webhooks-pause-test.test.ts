@@ -111,6 +111,12 @@ test('disable pauses an endpoint: a delivery due while it is disabled fails endp
   const [dead] = await deliveries(acct.apiKey, endpoint.id);
   t.like(dead, { attempts: 2, lastError: 'endpoint_unavailable', lastStatusCode: null });
   t.is(receiver.received.filter((r) => r.path === '/pause').length, 1, 'nothing sent while paused');
+  // SPEC: the DEAD delivery's notification appears in the account, read with the account's key.
+  const notices = await (await p.api('/webhooks/notifications', { key: acct.apiKey })).json();
+  t.like(notices.items[0], { kind: 'webhook.delivery.dead', subject: { endpointId: endpoint.id, deliveryId: dead.id } });
+  t.regex(notices.items[0].message, /endpoint was deleted or disabled.*endpoint_unavailable/);
+  t.is(notices.items[0].accountId, undefined);
+  t.deepEqual((await (await p.api('/webhooks/notifications', { key: (await p.bootstrap()).apiKey })).json()).items, [], 'another account sees none of them');
 
   const test409 = await p.api(`/webhooks/${endpoint.id}/test`, { method: 'POST', key: acct.apiKey });
   t.is(test409.status, 409);

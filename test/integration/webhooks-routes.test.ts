@@ -68,10 +68,11 @@ async function call(method: string, path: string, key: string | null, json?: unk
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-test('the plugin registers the six SPEC operations and the three additions (pause, resume, test), key required, 10 to 30 per minute each; the dispatcher module a pipelines worker', (t) => {
+test('the plugin registers the six SPEC operations and the four additions (dead-delivery notifications, pause, resume, test), key required, 10 to 30 per minute each; the dispatcher module a pipelines worker', (t) => {
   t.deepEqual(routes.map((r) => `${r.method} ${r.path} ${r.name}`), [
     'POST /webhooks webhooks_create',
     'GET /webhooks webhooks_list',
+    'GET /webhooks/notifications webhooks_notifications',
     'GET /webhooks/:endpointId webhooks_get',
     'DELETE /webhooks/:endpointId webhooks_delete',
     'GET /webhooks/:endpointId/deliveries webhooks_deliveries',
