@@ -1,4 +1,4 @@
-import type Joi from 'joi';
+import Joi from 'joi';
 import { ApiError } from '../errors.ts';
 
 /**
@@ -23,4 +23,25 @@ export function validate<T>(schema: Joi.Schema<T>, input: unknown, options?: Joi
     throw new ApiError(400, [...byField.values()], { param: first, code: 'VALIDATION_FAILED' });
   }
   return value as T;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+
+/**
+ * `Joi.date().iso()` that also holds the day to the calendar: joi reads
+ * 2026-02-30 as 2 March (Date's rollover), so a mistyped window or expiry
+ * would be taken silently as another day. Refused with joi's own
+ * `date.format` message instead.
+ */
+export function isoCalendarDate(): Joi.DateSchema {
+  return Joi.date().iso().custom((value: Date, helpers) => {
+    const day = typeof helpers.original === 'string' ? /^([+-]?\d{4,6})-(\d{2})-(\d{2})/.exec(helpers.original) : null;
+    if (day) {
+      const [year, month, date] = [Number(day[1]), Number(day[2]), Number(day[3])];
+      const last = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1];
+      if (last === undefined || date < 1 || date > last) return helpers.error('date.format', { format: 'iso' });
+    }
+    return value;
+  });
 }

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoCalendarDate } from '../../core/http/validate.ts';
 
 export const accountBody = Joi.object({
   name: Joi.string().trim().min(1).max(200).required(),
@@ -10,7 +11,8 @@ export const grantBody = Joi.object({
   totalTokens: Joi.number().integer().min(0).required(),
   dailyCap: Joi.number().integer().min(1).allow(null),
   weeklyCap: Joi.number().integer().min(1).allow(null),
-  expiresAt: Joi.date().iso().raw().allow(null),
+  // Stored as the instant it names, in one spelling (UTC), whatever offset it was sent with.
+  expiresAt: isoCalendarDate().custom((value: Date) => value.toISOString()).allow(null),
   expiresInDays: Joi.number().integer().min(1).max(3650).allow(null),
   isGift: Joi.boolean().default(false),
   engines: Joi.array().items(Joi.string().valid('v4')).min(1),

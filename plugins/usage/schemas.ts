@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoCalendarDate } from '../../core/http/validate.ts';
 
 export const MAX_WINDOW_DAYS = 92;
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -10,9 +11,9 @@ export interface UsageQuery {
 }
 
 export const usageQuery = Joi.object<UsageQuery>({
-  from: Joi.date().iso().messages({ 'date.format': 'from must be an ISO 8601 date', 'date.base': 'from must be an ISO 8601 date' })
+  from: isoCalendarDate().messages({ 'date.format': 'from must be an ISO 8601 date', 'date.base': 'from must be an ISO 8601 date' })
     .description(`start of the window; default ${DEFAULT_WINDOW_DAYS} days before \`to\`; at most ${MAX_WINDOW_DAYS} days`).example('2026-10-01'),
-  to: Joi.date().iso().messages({ 'date.format': 'to must be an ISO 8601 date', 'date.base': 'to must be an ISO 8601 date' })
+  to: isoCalendarDate().messages({ 'date.format': 'to must be an ISO 8601 date', 'date.base': 'to must be an ISO 8601 date' })
     .description('end of the window; default now'),
   scope: Joi.string().valid('key', 'account').default('key').description('this key, or every key of the account'),
 });

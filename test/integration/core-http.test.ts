@@ -320,3 +320,14 @@ test('a body that is not what its Content-Encoding says (gzip, deflate, br) is 4
   });
   t.is(signIn.status, 400);
 });
+
+test('admin grants: expiresAt must name a real calendar day (2026-02-30 is 400, not 2 March), and is kept as the UTC instant it names', async (t) => {
+  const acct = await p.bootstrap();
+  const grant = (expiresAt: string) => p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 1000, expiresAt } });
+  const impossible = await grant('2026-02-30T00:00:00Z');
+  t.is(impossible.status, 400);
+  t.is((await impossible.json()).code, 'VALIDATION_FAILED');
+  const offset = await grant('2027-04-30T10:00:00+07:00');
+  t.is(offset.status, 201);
+  t.is((await offset.json()).expiresAt, '2027-04-30T03:00:00.000Z');
+});

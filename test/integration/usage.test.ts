@@ -80,6 +80,7 @@ test('rate-limited calls never reach the ledger or usage', async (t) => {
 
 const BAD: Array<[string, string]> = [
   ['an unparseable date', '?from=yesterday'],
+  ['a day the calendar does not have (not rolled over into March)', '?from=2026-02-30&to=2026-03-05'],
   ['a bad scope', '?scope=team'],
   ['a window over 92 days', '?from=2026-01-01T00:00:00Z&to=2026-06-01T00:00:00Z'],
   ['from after to', '?from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z'],
