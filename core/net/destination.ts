@@ -70,6 +70,9 @@ export function parseDestinationUrl(raw: string): { url: URL; hostname: string }
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_URL_LENGTH) {
     throw new DestinationError('invalid_url', `url must be an absolute https URL of at most ${MAX_URL_LENGTH} characters.`);
   }
+  // The URL parser would drop tabs and newlines and escape other control characters and spaces: the URL shown
+  // to the user would then not be the one delivered to.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) throw new DestinationError('invalid_url', 'url must not contain spaces or control characters.');
   let url: URL;
   try {
     url = new URL(raw);
