@@ -127,6 +127,14 @@ export interface ClaimRequest {
   maxPerEndpoint: number;
   /** deliveries this dispatcher already has in flight, by endpoint id */
   inFlight: ReadonlyMap<string, number>;
+  /**
+   * bounded concurrency per account: one account's many slow endpoints
+   * (each within maxPerEndpoint) must not hold every slot while other
+   * accounts' deliveries wait
+   */
+  maxPerAccount: number;
+  /** deliveries this dispatcher already has in flight, by account id */
+  inFlightByAccount: ReadonlyMap<string, number>;
 }
 
 export interface AttemptRecord {
@@ -184,27 +192,39 @@ export interface WebhooksStore {
   listNotifications(accountId: string, limit: number): Promise<AccountNotification[]>;
 }
 
-/** Endpoints that have no room left in this dispatcher; adapters leave their deliveries out of the scan. */
-export function saturatedEndpoints(request: Pick<ClaimRequest, 'maxPerEndpoint' | 'inFlight'>): string[] {
-  return [...request.inFlight].filter(([, n]) => n >= request.maxPerEndpoint).map(([id]) => id);
-}
+type Candidate = { endpointId: string; accountId: string };
 
 /**
- * Picks, in order, the candidates that fit the per-endpoint room and the
- * overall limit. Shared by the adapters so both hand out the same set.
+ * The room a claim has, counted as candidates are taken: the overall limit,
+ * and what is left per endpoint and per account. Shared by the adapters so
+ * both hand out the same set. An adapter scans due deliveries leaving out
+ * the endpoints and accounts that are full, takes what fits, and scans
+ * again while there is room and the last pass took something: a pass whose
+ * candidates were mostly one account's (it filled up on the way) is
+ * followed by one that leaves that account out, so the deliveries of
+ * others behind its backlog are reached.
  */
-export function takeWithinRoom<T extends { endpointId: string }>(candidates: T[], request: Pick<ClaimRequest, 'limit' | 'maxPerEndpoint' | 'inFlight'>): T[] {
-  const taken: T[] = [];
-  const counts = new Map(request.inFlight);
-  for (const candidate of candidates) {
-    if (taken.length >= request.limit) break;
-    const n = counts.get(candidate.endpointId) ?? 0;
-    if (n >= request.maxPerEndpoint) continue;
-    counts.set(candidate.endpointId, n + 1);
-    taken.push(candidate);
-  }
-  return taken;
+export function claimRoom(request: Pick<ClaimRequest, 'limit' | 'maxPerEndpoint' | 'inFlight' | 'maxPerAccount' | 'inFlightByAccount'>) {
+  const byEndpoint = new Map(request.inFlight);
+  const byAccount = new Map(request.inFlightByAccount);
+  const full = (counts: Map<string, number>, max: number) => [...counts].filter(([, n]) => n >= max).map(([id]) => id);
+  let taken = 0;
+  return {
+    full: () => taken >= request.limit,
+    fits: (c: Candidate) => (byEndpoint.get(c.endpointId) ?? 0) < request.maxPerEndpoint && (byAccount.get(c.accountId) ?? 0) < request.maxPerAccount,
+    take(c: Candidate) {
+      taken++;
+      byEndpoint.set(c.endpointId, (byEndpoint.get(c.endpointId) ?? 0) + 1);
+      byAccount.set(c.accountId, (byAccount.get(c.accountId) ?? 0) + 1);
+    },
+    /** endpoints with no room left, to leave out of the next scan */
+    saturatedEndpoints: () => full(byEndpoint, request.maxPerEndpoint),
+    saturatedAccounts: () => full(byAccount, request.maxPerAccount),
+  };
 }
+
+/** Most scans of one claim (see claimRoom). */
+export const CLAIM_PASSES = 4;
 
 /** How many candidates an adapter reads per claim: enough to skip past a few busy endpoints without reading the whole backlog. */
 export function claimScanSize(limit: number): number {

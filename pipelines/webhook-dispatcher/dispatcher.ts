@@ -38,6 +38,8 @@ export const DEFAULT_DISPATCHER_OPTIONS: Omit<DispatcherOptions, 'retryScale'> =
   connectTimeoutMs: 10_000,
   concurrency: 64,
   maxPerEndpoint: 8,
+  // A quarter of the slots: an account with many hanging receivers leaves the rest to everyone else.
+  maxPerAccount: 16,
   leaseMs: 60_000,
   pollIntervalMs: 500,
   autoStart: true,

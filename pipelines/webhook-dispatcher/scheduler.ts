@@ -7,8 +7,9 @@ import type { Clock } from './schedule.ts';
 
 /**
  * The delivery loop: leases due deliveries from the store, runs their
- * attempts with bounded concurrency (overall and per endpoint, so one slow
- * receiver cannot take every slot) and writes each result back. All state
+ * attempts with bounded concurrency (overall, per endpoint so that one slow
+ * receiver cannot take every slot, and per account so that one account's
+ * many slow receivers cannot either) and writes each result back. All state
  * that matters is in the store; what is kept here is only what is in flight.
  */
 export interface SchedulerOptions {
@@ -16,6 +17,8 @@ export interface SchedulerOptions {
   concurrency: number;
   /** attempts in flight at once for one endpoint */
   maxPerEndpoint: number;
+  /** attempts in flight at once for one account, all its endpoints together */
+  maxPerAccount: number;
   /** how long a claim holds a delivery; longer than the slowest attempt */
   leaseMs: number;
   /** how often the store is looked at when nothing wakes the loop */
@@ -46,6 +49,12 @@ export interface Scheduler {
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const { store, clock, logger, options } = deps;
   const perEndpoint = new Map<string, number>();
+  const perAccount = new Map<string, number>();
+  const count = (map: Map<string, number>, id: string, by: 1 | -1) => {
+    const n = (map.get(id) ?? 0) + by;
+    if (n <= 0) map.delete(id);
+    else map.set(id, n);
+  };
   const running = new Set<Promise<void>>();
   let stopped = false;
   let loop: Promise<void> | null = null;
@@ -74,12 +83,12 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   }
 
   function launch(claimed: ClaimedDelivery): void {
-    const endpointId = claimed.delivery.endpointId;
-    perEndpoint.set(endpointId, (perEndpoint.get(endpointId) ?? 0) + 1);
+    const { endpointId, accountId } = claimed.delivery;
+    count(perEndpoint, endpointId, 1);
+    count(perAccount, accountId, 1);
     const task: Promise<void> = run(claimed).finally(() => {
-      const left = (perEndpoint.get(endpointId) ?? 1) - 1;
-      if (left === 0) perEndpoint.delete(endpointId);
-      else perEndpoint.set(endpointId, left);
+      count(perEndpoint, endpointId, -1);
+      count(perAccount, accountId, -1);
       running.delete(task);
       wake();
     });
@@ -98,6 +107,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       limit: room,
       maxPerEndpoint: options.maxPerEndpoint,
       inFlight: perEndpoint,
+      maxPerAccount: options.maxPerAccount,
+      inFlightByAccount: perAccount,
     });
     for (const c of claimed) launch(c);
     return claimed.length;

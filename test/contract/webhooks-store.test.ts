@@ -34,13 +34,16 @@ function event(jobId: string): JobEvent {
   };
 }
 
-function delivery(endpointId: string, jobId: string, dueMs = T0): NewDelivery {
+function delivery(endpointId: string, jobId: string, dueMs = T0, accountId = 'acct_1'): NewDelivery {
   const e = event(jobId);
-  return { id: `wd_${randomUUID().slice(0, 12)}`, endpointId, accountId: 'acct_1', eventId: e.eventId, eventType: e.type, payload: e, createdAt: iso(T0), nextAttemptAt: iso(dueMs) };
+  return { id: `wd_${randomUUID().slice(0, 12)}`, endpointId, accountId, eventId: e.eventId, eventType: e.type, payload: e, createdAt: iso(T0), nextAttemptAt: iso(dueMs) };
 }
 
 function claim(nowMs: number, overrides: Partial<ClaimRequest> = {}): ClaimRequest {
-  return { now: new Date(nowMs), leaseUntil: new Date(nowMs + 60_000), leaseToken: randomUUID(), limit: 100, maxPerEndpoint: 100, inFlight: new Map(), ...overrides };
+  return {
+    now: new Date(nowMs), leaseUntil: new Date(nowMs + 60_000), leaseToken: randomUUID(), limit: 100,
+    maxPerEndpoint: 100, inFlight: new Map(), maxPerAccount: 100, inFlightByAccount: new Map(), ...overrides,
+  };
 }
 
 function failed(id: string, leaseToken: string, attempts: number, nextMs: number | null): AttemptRecord {
@@ -149,6 +152,18 @@ function webhooksContract(adapter: string, open: Open): void {
     const second = await store.claimDue(claim(T0, { maxPerEndpoint: 2, inFlight: new Map([['we_busy', 2], ['we_quiet', 1]]) }));
     t.deepEqual(second.map((c) => c.delivery.endpointId), ['we_quiet'], 'the busy endpoint is skipped, the quiet one has room for one');
     t.is((await store.claimDue(claim(T0, { limit: 3 }))).length, 3, 'limit caps the batch');
+  });
+
+  it('claims respect the room per account: one account\'s many endpoints cannot take every slot, and a saturated account is skipped', async (store, t) => {
+    // The noisy account's deliveries are all due first, one per endpoint, as many endpoints as the whole scan.
+    await store.enqueueDeliveries([
+      ...Array.from({ length: 300 }, (_, i) => delivery(`we_noisy_${i}`, `noisy_${i}`, T0 - 60_000 + i, 'acct_noisy')),
+      delivery('we_calm', 'calm_1', T0, 'acct_calm'),
+    ]);
+    const first = await store.claimDue(claim(T0, { limit: 10, maxPerEndpoint: 8, maxPerAccount: 4, inFlightByAccount: new Map([['acct_noisy', 1]]) }));
+    t.deepEqual(first.map((c) => c.delivery.accountId).sort(), ['acct_calm', 'acct_noisy', 'acct_noisy', 'acct_noisy']);
+    const second = await store.claimDue(claim(T0, { limit: 10, maxPerAccount: 4, inFlightByAccount: new Map([['acct_noisy', 4]]) }));
+    t.deepEqual(second, [], 'the noisy account is full and the calm one has nothing left');
   });
 
   it('a delivered record is final and carries deliveredAt', async (store, t) => {

@@ -7,7 +7,7 @@ import type {
   WebhookEndpoint,
   WebhooksStore,
 } from '../../ports/webhooks.ts';
-import { claimScanSize, saturatedEndpoints } from '../../ports/webhooks.ts';
+import { CLAIM_PASSES, claimRoom, claimScanSize } from '../../ports/webhooks.ts';
 
 /**
  * Production webhooks adapter on MongoDB. Records keep the port's field names
@@ -114,26 +114,32 @@ export async function createMongoWebhooks(db: Db): Promise<WebhooksStore> {
       if (request.limit <= 0) return [];
       const now = request.now.getTime();
       const due = { status: 'PENDING' as const, nextAttemptMs: { $lte: now }, leaseUntilMs: { $lte: now } };
-      const candidates = await deliveries
-        .find({ ...due, endpointId: { $nin: saturatedEndpoints(request) } }, { projection: { _id: 1, endpointId: 1 } })
-        .sort({ nextAttemptMs: 1, _id: 1 })
-        .limit(claimScanSize(request.limit))
-        .toArray();
       // Candidates another dispatcher leased first are passed over, so the room they leave goes to the next ones.
       const claimed: ClaimedDelivery[] = [];
-      const counts = new Map(request.inFlight);
-      for (const candidate of candidates) {
-        if (claimed.length >= request.limit) break;
-        const n = counts.get(candidate.endpointId) ?? 0;
-        if (n >= request.maxPerEndpoint) continue;
-        const doc = await deliveries.findOneAndUpdate(
-          { _id: candidate._id, ...due },
-          { $set: { leaseUntilMs: request.leaseUntil.getTime(), leaseToken: request.leaseToken } },
-          { returnDocument: 'after' },
-        );
-        if (!doc) continue;
-        counts.set(candidate.endpointId, n + 1);
-        claimed.push({ delivery: toDelivery(doc)!, leaseToken: request.leaseToken });
+      const room = claimRoom(request);
+      for (let pass = 0; pass < CLAIM_PASSES && !room.full(); pass++) {
+        const candidates = await deliveries
+          .find(
+            { ...due, endpointId: { $nin: room.saturatedEndpoints() }, accountId: { $nin: room.saturatedAccounts() } },
+            { projection: { _id: 1, endpointId: 1, accountId: 1 } },
+          )
+          .sort({ nextAttemptMs: 1, _id: 1 })
+          .limit(claimScanSize(request.limit))
+          .toArray();
+        const before = claimed.length;
+        for (const candidate of candidates) {
+          if (room.full()) break;
+          if (!room.fits(candidate)) continue;
+          const doc = await deliveries.findOneAndUpdate(
+            { _id: candidate._id, ...due },
+            { $set: { leaseUntilMs: request.leaseUntil.getTime(), leaseToken: request.leaseToken } },
+            { returnDocument: 'after' },
+          );
+          if (!doc) continue;
+          room.take(candidate);
+          claimed.push({ delivery: toDelivery(doc)!, leaseToken: request.leaseToken });
+        }
+        if (claimed.length === before || candidates.length < claimScanSize(request.limit)) break;
       }
       return claimed;
     },

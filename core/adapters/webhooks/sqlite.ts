@@ -7,7 +7,7 @@ import type {
   WebhookEndpoint,
   WebhooksStore,
 } from '../../ports/webhooks.ts';
-import { claimScanSize, saturatedEndpoints, takeWithinRoom } from '../../ports/webhooks.ts';
+import { CLAIM_PASSES, claimRoom, claimScanSize } from '../../ports/webhooks.ts';
 
 /**
  * Embedded webhooks adapter on the shared SQLite file. Claims run in an
@@ -95,9 +95,10 @@ export function createSqliteWebhooks(db: EmbeddedDb): WebhooksStore {
       VALUES (@id, @endpointId, @accountId, @eventId, @eventType, @payload, 'PENDING', 0, @nextAttemptAt, @nextAttemptMs, @createdAt)`),
     deliveryById: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?`),
     deliveriesByEndpoint: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`),
-    dueCandidates: db.prepare(`SELECT id, endpoint_id AS endpointId FROM webhook_deliveries
+    dueCandidates: db.prepare(`SELECT id, endpoint_id AS endpointId, account_id AS accountId FROM webhook_deliveries
       WHERE status = 'PENDING' AND next_attempt_ms <= @now AND lease_until_ms <= @now
         AND endpoint_id NOT IN (SELECT value FROM json_each(@saturated))
+        AND account_id NOT IN (SELECT value FROM json_each(@saturatedAccounts))
       ORDER BY next_attempt_ms, seq LIMIT @scan`),
     lease: db.prepare(`UPDATE webhook_deliveries SET lease_until_ms = @until, lease_token = @token
       WHERE id = @id AND status = 'PENDING' AND lease_until_ms <= @now`),
@@ -136,15 +137,26 @@ export function createSqliteWebhooks(db: EmbeddedDb): WebhooksStore {
 
   const claim = db.transaction((request: Parameters<WebhooksStore['claimDue']>[0]): ClaimedDelivery[] => {
     const now = request.now.getTime();
-    const candidates = s.dueCandidates.all({
-      now,
-      saturated: JSON.stringify(saturatedEndpoints(request)),
-      scan: claimScanSize(request.limit),
-    }) as Array<{ id: string; endpointId: string }>;
+    const room = claimRoom(request);
     const claimed: ClaimedDelivery[] = [];
-    for (const candidate of takeWithinRoom(candidates, request)) {
-      const leased = s.lease.run({ id: candidate.id, now, until: request.leaseUntil.getTime(), token: request.leaseToken }).changes === 1;
-      if (leased) claimed.push({ delivery: toDelivery(s.deliveryById.get(candidate.id) as DeliveryRow), leaseToken: request.leaseToken });
+    for (let pass = 0; pass < CLAIM_PASSES && !room.full(); pass++) {
+      const candidates = s.dueCandidates.all({
+        now,
+        saturated: JSON.stringify(room.saturatedEndpoints()),
+        saturatedAccounts: JSON.stringify(room.saturatedAccounts()),
+        scan: claimScanSize(request.limit),
+      }) as Array<{ id: string; endpointId: string; accountId: string }>;
+      const before = claimed.length;
+      for (const candidate of candidates) {
+        if (room.full()) break;
+        if (!room.fits(candidate)) continue;
+        // Leased here, so the next pass's scan no longer sees it.
+        const leased = s.lease.run({ id: candidate.id, now, until: request.leaseUntil.getTime(), token: request.leaseToken }).changes === 1;
+        if (!leased) continue;
+        room.take(candidate);
+        claimed.push({ delivery: toDelivery(s.deliveryById.get(candidate.id) as DeliveryRow), leaseToken: request.leaseToken });
+      }
+      if (claimed.length === before || candidates.length < claimScanSize(request.limit)) break;
     }
     return claimed;
   });
