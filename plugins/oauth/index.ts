@@ -62,7 +62,7 @@ export default definePlugin({
     // Built on first use: the issuer is {base_url}, known once the listener is up.
     const getProvider = () => {
       provider ??= createProvider(
-        { issuer: base(), resources: resources(), cookieSecret: deps.config.identity.sessionSecret, fetch: overrides.length ? fetchWithOverrides(overrides) : undefined },
+        { issuer: base(), resources: resources(), cookieSecret: deps.config.identity.sessionSecret, fetch: fetchWithOverrides(overrides) },
         { store, identity: deps.identity, logger: deps.logger },
       ).catch((err: unknown) => {
         provider = null;
@@ -103,9 +103,20 @@ export default definePlugin({
       }
       await next();
     };
+    // Browser MCP clients register themselves as they fetch the metadata and tokens (which the library serves with CORS):
+    // registration is open and uses no cookie, so any origin may call it.
+    const registrationCors: Koa.Middleware = async (ctx, next) => {
+      if (ctx.path !== '/oauth/register') return next();
+      ctx.set('Access-Control-Allow-Origin', '*');
+      if (ctx.method !== 'OPTIONS') return next();
+      ctx.set('Access-Control-Allow-Methods', 'POST');
+      ctx.set('Access-Control-Allow-Headers', 'Content-Type, Authorization');
+      ctx.set('Access-Control-Max-Age', '3600');
+      ctx.status = 204;
+    };
     mount({
       prefix: '/oauth',
-      middleware: compose<any>([htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
+      middleware: compose<any>([registrationCors, htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
       operations: OAUTH_OPERATIONS.filter((op) => op.path.startsWith('/oauth/')),
       securitySchemes: OAUTH_SECURITY_SCHEMES,
     });

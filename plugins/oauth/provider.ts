@@ -7,7 +7,10 @@ import type { Logger } from '../../core/logger.ts';
 import type { OAuthStore } from './store.ts';
 import { adapterFactory } from './adapter.ts';
 import { signingKeys } from './keys.ts';
-import { isLoopbackRedirect, sameLoopbackRedirect } from './redirects.ts';
+import { isLoopbackRedirect, sameLoopbackRedirect, redirectUriRefusal } from './redirects.ts';
+import { publicFetch } from './outbound-fetch.ts';
+import { acceptIssuedSecretOfPublicClients } from './public-client-secret.ts';
+import { applyPageSecurityToFormPost, onlyScopes } from './authorization-params.ts';
 import { messageBody, page } from './views.ts';
 
 /**
@@ -18,9 +21,13 @@ import { messageBody, page } from './views.ts';
  * refresh tokens rotated on every use; reusing a rotated one revokes the
  * whole grant, which the library does). What it lacks is added here and
  * named in the README: loopback redirects on any port for every client, a
- * client_secret in every registration answer, refresh tokens for OAuth 2.1
- * clients that ask for `offline_access` without OpenID's `prompt=consent`,
- * and the tie between its login and the platform's own sign-in session.
+ * client_secret in every registration answer (and accepted from a public
+ * client), refresh tokens for OAuth 2.1 clients that ask for
+ * `offline_access` without OpenID's `prompt=consent`, the tie between its
+ * login and the platform's own sign-in session; and what it allows that the
+ * platform does not: DPoP (nothing checks proofs), `openid`, plain-http
+ * redirects off loopback, sector_identifier_uri, outbound requests to this
+ * network (`outbound-fetch.ts`).
  */
 
 export const SCOPE = 'tts';
@@ -35,7 +42,7 @@ export interface ProviderSettings {
   resources: string[];
   /** keys oidc-provider's cookies */
   cookieSecret: string;
-  /** replaces `fetch` for client metadata documents (tests: map an https origin to a loopback server) */
+  /** every outbound request of the library; public https addresses only (tests: OAUTH_FETCH_OVERRIDES maps an https origin to a loopback server) */
   fetch?: typeof fetch;
 }
 
@@ -78,8 +85,8 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
       device_authorization: '/oauth/device/auth', backchannel_authentication: '/oauth/backchannel', challenge: '/oauth/challenge', credential: '/oauth/credential',
     },
     // `tts` is listed here too so clients may register it as their `scope` metadata; tokens carry it as the resource's scope.
+    // No `email` (or other OpenID) claims: README and SPEC name only these two scopes; `openid` is taken out of requests.
     scopes: [SCOPE, 'offline_access'],
-    claims: { email: ['email'] },
     responseTypes: ['code'],
     clientAuthMethods: ['none', 'client_secret_post', 'client_secret_basic'],
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' },
@@ -94,8 +101,12 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
       Grant: GRANT_SECONDS,
       RefreshToken: REFRESH_TOKEN_SECONDS,
     },
+    // Only redirect URIs that keep the code encrypted, and no sector_identifier_uri (it would make registration fetch a URL).
+    extraClientMetadata: { properties: ['redirect_uris', 'sector_identifier_uri'], validator: clientMetadataRules },
     features: {
       devInteractions: { enabled: false },
+      // Off: the resource side (core's credential verifiers) checks no DPoP proof, so a DPoP-bound token would be a plain bearer token.
+      dPoP: { enabled: false },
       registration: { enabled: true, issueRegistrationAccessToken: false },
       registrationManagement: { enabled: false },
       revocation: { enabled: true },
@@ -121,7 +132,7 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
     },
     async findAccount(_ctx, id) {
       const user = await deps.identity.getUser(id);
-      return user ? { accountId: id, claims: () => ({ sub: id, email: user.email }) } : undefined;
+      return user ? { accountId: id, claims: () => ({ sub: id }) } : undefined;
     },
     interactions: { policy, url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     async renderError(ctx, out, error) {
@@ -130,12 +141,15 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
       ctx.type = 'html';
       ctx.body = page(nonce, 'Something went wrong', messageBody('Something went wrong', `${out.error}: ${out.error_description ?? 'the request could not be completed'}`));
     },
-    ...(settings.fetch ? { fetch: settings.fetch } : {}),
+    fetch: settings.fetch ?? publicFetch,
   };
 
   const provider = new Provider(settings.issuer, configuration);
   provider.proxy = true;
   allowLoopbackRedirectsOnAnyPort(provider);
+  provider.use(applyPageSecurityToFormPost);
+  provider.use(onlyScopes([SCOPE, 'offline_access']));
+  provider.use(acceptIssuedSecretOfPublicClients(provider));
   provider.use(alwaysIssueClientSecret(deps.store));
   provider.use(advertiseScopes);
   provider.use(offlineAccessWithoutPrompt);
@@ -176,6 +190,19 @@ function alwaysIssueClientSecret(store: OAuthStore) {
     await store.upsert({ model: 'Client', id: clientId, payload: { ...stored, client_secret: secret }, expiresAt: null });
     ctx.body = { ...body, client_secret: secret, client_secret_expires_at: 0 };
   };
+}
+
+/** extraClientMetadata.validator: runs for every client, registered, stored or from a metadata document. */
+function clientMetadataRules(_ctx: unknown, key: string, value: unknown): void {
+  if (key === 'sector_identifier_uri' && value !== undefined) {
+    throw new errors.InvalidClientMetadata('sector_identifier_uri is not supported (no pairwise subjects here)');
+  }
+  if (key === 'redirect_uris' && Array.isArray(value)) {
+    for (const uri of value) {
+      const refusal = redirectUriRefusal(uri);
+      if (refusal) throw new errors.InvalidClientMetadata(`redirect_uris ${refusal}`);
+    }
+  }
 }
 
 /** The metadata names the scopes clients ask for (the library lists only its OpenID ones). */

@@ -33,7 +33,7 @@ const serverMetadata = Joi.object({
 }).unknown(true).description('Authorization server metadata (RFC 8414)');
 
 const registrationRequest = Joi.object({
-  redirect_uris: Joi.array().items(Joi.string().uri()).min(1).required().description('loopback redirects (`http://127.0.0.1`, `localhost`) match on any port'),
+  redirect_uris: Joi.array().items(Joi.string().uri()).min(1).required().description('https, or http on a loopback host only (`http://127.0.0.1`, `localhost`, `[::1]`: these match on any port); anything else is `invalid_redirect_uri`'),
   client_name: Joi.string().example('Trợ lý đọc báo'),
   token_endpoint_auth_method: Joi.string().valid(...AUTH_METHODS).description('`none` for public clients; a secret is needed only for the other two'),
   grant_types: Joi.array().items(Joi.string().valid('authorization_code', 'refresh_token')),
@@ -46,7 +46,7 @@ const registrationRequest = Joi.object({
 
 const registrationResponse = Joi.object({
   client_id: Joi.string().required(),
-  client_secret: Joi.string().required().description('always returned; required only by the two secret methods'),
+  client_secret: Joi.string().required().description('always returned; required only by the two secret methods (a `none` client may send it too)'),
   redirect_uris: Joi.array().items(Joi.string()).required(),
   token_endpoint_auth_method: Joi.string().valid(...AUTH_METHODS).required(),
 }).unknown(true);
