@@ -53,8 +53,10 @@ export async function serveModern(
   legacyVersions: string[],
 ): Promise<HttpAnswer> {
   const request = body as RpcRequest | null;
-  if (!request || typeof request !== 'object' || Array.isArray(request) || request.jsonrpc !== '2.0' || typeof request.method !== 'string') {
-    return rpcError(400, request?.id, INVALID_REQUEST, 'The body must be one JSON-RPC 2.0 request.');
+  // JSON-RPC 2.0: an id is a string, a number or null; any other is answered with a null id.
+  const validId = (value: unknown) => value === undefined || value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  if (!request || typeof request !== 'object' || Array.isArray(request) || request.jsonrpc !== '2.0' || typeof request.method !== 'string' || !validId(request.id)) {
+    return rpcError(400, request && validId(request.id) ? request.id : null, INVALID_REQUEST, 'The body must be one JSON-RPC 2.0 request (its id a string, a number or null).');
   }
   const { id, method } = request;
   const params = request.params ?? {};

@@ -320,3 +320,19 @@ test('every 401 from /mcp carries the Bearer challenge with resource_metadata, a
     t.regex(res.headers.get('www-authenticate') ?? '', new RegExp(`^Bearer .*resource_metadata="${p.url}/\\.well-known/oauth-protected-resource"`), authorization);
   }
 });
+
+test('2026-07-28: a JSON-RPC id that is not a string, a number or null is -32600 Invalid Request, answered with a null id', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const version = '2026-07-28';
+  for (const id of [{ a: 1 }, [1], true]) {
+    const res = await fetch(`${p.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version, 'mcp-method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } } }),
+    });
+    const body = await res.json() as { id: unknown; error?: { code: number } };
+    t.is(res.status, 400, JSON.stringify(id));
+    t.is(body.error?.code, -32600);
+    t.is(body.id, null);
+  }
+});
