@@ -72,7 +72,8 @@ export const envSchema = Joi.object({
   URL_SIGNING_SECRET: Joi.string().min(16),
   SESSION_SECRET: Joi.string().min(16),
   SESSION_TTL_HOURS: Joi.number().min(0.01).max(720).default(12),
-  SIGNIN_MAX_FAILURES: Joi.number().integer().min(1).max(100).default(5),
+  // At least 2: the lockout of an e-mail no user has counts the failures before the one that locks it.
+  SIGNIN_MAX_FAILURES: Joi.number().integer().min(2).max(100).default(5),
   SIGNIN_LOCKOUT_MINUTES: Joi.number().min(0.01).max(1440).default(15),
   SIGNIN_PER_MINUTE: Joi.number().integer().min(1).default(10),
   CLONE_URL: Joi.string().uri().default('https://studio.vieneu.vn/voices/clone'),

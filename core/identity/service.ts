@@ -65,6 +65,15 @@ export function normaliseEmail(email: string): string {
 const sessionIdOf = (token: string) => hash('sha256', token);
 const publicUser = (u: UserRecord): PublicUser => ({ id: u.id, accountId: u.accountId, email: u.email, name: u.name, createdAt: u.createdAt });
 const wrongCredentials = () => new DomainError('unauthenticated', 'The e-mail or password is not right.', { code: 'SIGN_IN_FAILED' });
+/** Told to the second: the lock end of an e-mail no user has is worked out anew on each attempt, a few ms apart. */
+function locked(untilMs: number, nowMs: number): DomainError {
+  const until = Math.ceil(untilMs / 1000) * 1000;
+  return new DomainError('limited', `Too many failed sign-ins: this user is locked until ${new Date(until).toISOString()}.`, {
+    code: 'SIGN_IN_LOCKED', retryAfterSeconds: Math.max(1, Math.ceil((until - nowMs) / 1000)),
+  });
+}
+/** How long the failed sign-ins of an e-mail no user has are counted. */
+const UNKNOWN_FAILURES_KEPT_SECONDS = 86_400;
 
 export function createIdentityService(deps: {
   store: IdentityStore;
@@ -76,6 +85,7 @@ export function createIdentityService(deps: {
   const { store, settings } = deps;
   const clock = deps.clock ?? (() => new Date());
   const csrfKey = createHmac('sha256', settings.sessionSecret).update('csrf').digest();
+  const lockoutSeconds = Math.max(1, Math.ceil(settings.lockoutMinutes * 60));
 
   async function limit(key: string): Promise<void> {
     const decision = await deps.rateLimiter.consume(key, settings.signInsPerMinute, 60);
@@ -129,8 +139,9 @@ export function createIdentityService(deps: {
       const user = await store.users.findByEmail(email);
       const now = clock();
       if (user?.lockedUntil && Date.parse(user.lockedUntil) > now.getTime()) {
-        const retryAfterSeconds = Math.ceil((Date.parse(user.lockedUntil) - now.getTime()) / 1000);
-        throw new DomainError('limited', `Too many failed sign-ins: this user is locked until ${user.lockedUntil}.`, { code: 'SIGN_IN_LOCKED', retryAfterSeconds });
+        // A hash all the same: a locked user answers no faster than an unknown e-mail does.
+        await verifyPassword(password, await decoyHash());
+        throw locked(Date.parse(user.lockedUntil), now.getTime());
       }
       // Unknown users cost one hash too, so the answer's timing does not tell which e-mails exist.
       const matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
@@ -138,9 +149,12 @@ export function createIdentityService(deps: {
         if (user) {
           const lockUntil = new Date(now.getTime() + settings.lockoutMinutes * 60_000).toISOString();
           const state = await store.users.recordFailure(user.id, settings.maxFailures, lockUntil);
-          if (state?.lockedUntil === lockUntil) {
-            throw new DomainError('limited', `Too many failed sign-ins: this user is locked until ${lockUntil}.`, { code: 'SIGN_IN_LOCKED', retryAfterSeconds: settings.lockoutMinutes * 60 });
-          }
+          if (state?.lockedUntil === lockUntil) throw locked(Date.parse(lockUntil), now.getTime());
+        } else {
+          // Nor does the lockout: an e-mail no user has is locked after as many failures, for as long, from the
+          // failure that locks it (counted for a day, where a user's count lasts until a success).
+          const decision = await deps.rateLimiter.consume(`signin:unknown:${email}`, settings.maxFailures - 1, UNKNOWN_FAILURES_KEPT_SECONDS, lockoutSeconds);
+          if (!decision.allowed) throw locked(now.getTime() + decision.resetMs, now.getTime());
         }
         throw wrongCredentials();
       }

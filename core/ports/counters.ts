@@ -9,13 +9,17 @@ export interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** milliseconds until the window rolls over */
+  /** milliseconds until the window rolls over (or, for a blocked key, until the block ends) */
   resetMs: number;
 }
 
 export interface RateLimiter {
-  /** consume one point of `limit` per `windowSeconds` for `key` */
-  consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision>;
+  /**
+   * consume one point of `limit` per `windowSeconds` for `key`; with
+   * `blockSeconds`, the request that goes past the limit blocks the key for
+   * that long from that moment (a lockout), whatever is left of the window
+   */
+  consume(key: string, limit: number, windowSeconds: number, blockSeconds?: number): Promise<RateDecision>;
 }
 
 export type IdempotencyRecord =

@@ -48,6 +48,18 @@ function countersContract(adapter: string, open: Open): void {
     t.true((await c.rateLimiter.consume(key, 1, 1)).allowed);
   });
 
+  it('with blockSeconds, the request past the limit blocks the key for that long from then, not for the rest of the window', async (c, t) => {
+    const key = `key_${randomUUID()}`;
+    t.true((await c.rateLimiter.consume(key, 2, 3600, 1)).allowed);
+    t.true((await c.rateLimiter.consume(key, 2, 3600, 1)).allowed);
+    const blocked = await c.rateLimiter.consume(key, 2, 3600, 1);
+    t.false(blocked.allowed);
+    t.true(blocked.resetMs > 0 && blocked.resetMs <= 1000, `blocked for ${blocked.resetMs} ms`);
+    t.true((await c.rateLimiter.consume(key, 2, 3600)).allowed, 'the same key without a block is its own count');
+    await sleep(blocked.resetMs + 50);
+    t.true((await c.rateLimiter.consume(key, 2, 3600, 1)).allowed, 'the block ends and the count starts again');
+  });
+
   it('concurrent requests never get more than the limit', async (c, t) => {
     const key = `key_${randomUUID()}`;
     const decisions = await Promise.all(Array.from({ length: 50 }, () => c.rateLimiter.consume(key, 20, 60)));

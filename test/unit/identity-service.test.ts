@@ -57,6 +57,26 @@ test('a lockout ends after its minutes; a success clears the count', async (t) =
   t.is(code(await t.throwsAsync(attempt('wrong again'))), 'SIGN_IN_FAILED', 'the count started again');
 });
 
+test('the lockout does not tell which e-mails exist: an e-mail no user has is locked after as many failures, until the same time, with the same words', async (t) => {
+  const { identity, close } = setup({ maxFailures: 3 });
+  t.teardown(close);
+  await identity.createUser({ accountId: 'acc_1', email: 'lan@example.com', password: 'long enough password' });
+  const answers = async (email: string) => {
+    const out: Array<{ code: unknown; message: string; retryAfter: unknown }> = [];
+    for (let i = 0; i < 5; i++) {
+      const err = await t.throwsAsync(identity.signIn({ email, password: 'not the password', client: `c_${email}` })) as DomainError;
+      out.push({ code: code(err), message: String(err.message), retryAfter: err.details.retryAfterSeconds });
+    }
+    return out;
+  };
+  const real = await answers('lan@example.com');
+  const unknown = await answers('nobody@example.com');
+  t.deepEqual(real.map((a) => a.code), ['SIGN_IN_FAILED', 'SIGN_IN_FAILED', 'SIGN_IN_LOCKED', 'SIGN_IN_LOCKED', 'SIGN_IN_LOCKED']);
+  t.deepEqual(unknown.map((a) => a.code), real.map((a) => a.code));
+  t.deepEqual(unknown.map((a) => a.message), real.map((a) => a.message), 'the same words, the same lock end');
+  t.deepEqual(unknown.map((a) => a.retryAfter), real.map((a) => a.retryAfter));
+});
+
 test('CSRF tokens are bound to what they were made for', (t) => {
   const { identity, close } = setup();
   t.teardown(close);

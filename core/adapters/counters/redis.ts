@@ -142,7 +142,7 @@ export function createRedisCounters(redis: Redis, prefix = 'counters:', logger?:
   return {
     rateLimiter: createCachedRateLimiter((opts) => new RateLimiterRedis({
       ...opts, storeClient: redis, keyPrefix: `${prefix}${opts.keyPrefix}`,
-      rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points: opts.points, duration: opts.duration }),
+      rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points: opts.points, duration: opts.duration, blockDuration: opts.blockDuration }),
     })),
     idempotency: createRedisIdempotency(redis, `${prefix}idem:`, ready),
     slots: insuredSlots(createRedisSlots(redis, `${prefix}slots:`, ready), createMemorySlots(), logger),
