@@ -5,7 +5,7 @@
  * is cut short; a client that disconnects is still charged).
  */
 import type { Charge, RequestBilling } from '../../core/billing/service.ts';
-import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
+import { CLIENT_CLOSED_REQUEST, type OutcomeAnnotation } from '../../core/http/outcome.ts';
 import type { SpeechEngine, SynthesisRequest } from '../../core/ports/engine.ts';
 import { EngineUnavailableError } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
@@ -61,7 +61,15 @@ async function refund(scope: BillingScope, charge: Charge, errorCode: string): P
  * error is thrown; nothing has been sent yet, so it can still be a status.
  */
 export async function chargeAndStart(scope: BillingScope, input: StartInput): Promise<StartedRun> {
+  // A client that left while the request waited (for a synthesis or stream slot, or for its charge) gets no audio,
+  // so it pays nothing (SPEC Billing 3); a disconnect once the engine has started is charged, as SPEC says.
+  const left = () => new ApiError(CLIENT_CLOSED_REQUEST, 'The client closed the request before synthesis started; nothing was charged.', { code: 'CLIENT_CLOSED_REQUEST' });
+  if (input.clientGone.aborted) throw left();
   const charge = await scope.billing.charge({ engine: input.billingEngine, tokens: input.tokens });
+  if (input.clientGone.aborted) {
+    await scope.billing.refund(charge);
+    throw left();
+  }
   const run = new SpeechRun(input.engine, input.request, { abandonMs: input.abandonMs, clientGone: input.clientGone, interrupt: scope.stopping });
   let first: StartedRun['first'];
   try {

@@ -190,3 +190,25 @@ test.serial('the account bound spans its keys; the process bound answers 503 in 
     for (const r of held) r.socket.destroy();
   }
 });
+
+test.serial('a client that leaves while it waits for a synthesis slot is charged nothing when the slot comes free (SPEC Billing 3: no audio)', async (t) => {
+  const acct = await p.bootstrap();
+  const before = await remainingTokens(p, acct.apiKey);
+  const held = await Promise.all(Array.from({ length: PER_KEY }, () => rawPost('/audio/speech', acct.apiKey, speechBody)));
+  t.deepEqual(held.map((r) => r.status), [200, 200]);
+  // The third waits in the queue for the key's slot; its client gives up, then a slot frees within the queue time.
+  const url = new URL(p.url);
+  const waiting = net.connect(Number(url.port), url.hostname);
+  waiting.on('error', () => undefined);
+  const payload = Buffer.from(JSON.stringify({ input: 'Xin chào các bạn', voice: 'vi-north-female-mai', response_format: 'pcm' }));
+  waiting.write(`POST /api/v1/audio/speech HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n`);
+  waiting.write(payload);
+  await new Promise((r) => setTimeout(r, 100));
+  waiting.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  held[0]!.socket.destroy();
+  await new Promise((r) => setTimeout(r, QUEUE_MS + 700));
+  held[1]!.socket.destroy();
+  // The held streams were cut by their clients mid-audio: charged (SPEC). The one that left while queued: not.
+  t.is(before - (await remainingTokens(p, acct.apiKey)), PER_KEY * priceOf(LONG));
+});
