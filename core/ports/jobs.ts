@@ -151,10 +151,13 @@ export interface JobsStore {
   fail(id: string, result: { errorCode: string; error: string; completedAt: string }): Promise<boolean>;
   markRefunded(id: string): Promise<void>;
   /**
-   * Fails saved copies of synchronous responses still `processing` since
-   * before `startedBefore`: their process died mid-response. Returns how many.
+   * Fails saved copies of synchronous responses still `processing` whose
+   * process died mid-response: their keep-alive (`leaseUntil`, renewed
+   * while the response streams) ran out before `now`, or, for a copy
+   * recorded without one (by an older version), it started before
+   * `startedBefore`. Returns how many.
    */
-  failStaleCopies(startedBefore: string, completedAt: string): Promise<number>;
+  failStaleCopies(now: string, startedBefore: string): Promise<number>;
   /** jobs queued or processing: the whole queue, and one account's share */
   countActive(): Promise<number>;
   countActiveByAccount(accountId: string): Promise<number>;

@@ -41,7 +41,18 @@ export interface SavedCopyDeps {
   jobs: JobsStore;
   blobs: Blobs;
   logger: Logger;
+  /** how long the copy's keep-alive lasts unless renewed (default COPY_KEEP_ALIVE_MS); renewed every fifth of it */
+  keepAliveMs?: number;
 }
+
+/**
+ * A copy is `processing` for as long as its response streams, which may be
+ * hours (50,000 characters read slowly at half speed). Its process renews
+ * the copy's keep-alive (the job's lease, owner `saved-copy`) while it does;
+ * one that lapsed is a process that died, and the sweeper fails its copy.
+ */
+export const COPY_KEEP_ALIVE_MS = 5 * 60 * 1000;
+const COPY_OWNER = 'saved-copy';
 
 export class SavedCopy {
   private readonly body = new PassThrough();
@@ -52,8 +63,15 @@ export class SavedCopy {
   /** WAV only: where the samples wait until their count is known */
   private readonly scratchKey: string | null;
   private bytes = 0;
+  private readonly keepAlive: NodeJS.Timeout;
 
   private constructor(private readonly deps: SavedCopyDeps, readonly jobId: string, private readonly audioKey: string, private readonly contentType: string) {
+    const lease = deps.keepAliveMs ?? COPY_KEEP_ALIVE_MS;
+    this.keepAlive = setInterval(() => {
+      deps.jobs.renewLease(jobId, COPY_OWNER, new Date(Date.now() + lease).toISOString())
+        .catch((err: unknown) => deps.logger.warn('saved copy keep-alive not renewed', { jobId, err: err as Error }));
+    }, lease / 5);
+    this.keepAlive.unref();
     this.scratchKey = contentType === CONTENT_TYPES.wav ? `${audioKey}.pcm.part` : null;
     // `fail` may destroy the body before storage has attached to it; storage reports its own outcome through `stored`.
     this.body.on('error', () => undefined);
@@ -76,7 +94,8 @@ export class SavedCopy {
       id: jobId, accountId: input.accountId, keyId: input.keyId, status: 'processing', source: 'audio_speech', text: input.text,
       voiceId: input.voiceId, voiceName: input.voiceName, engine: input.engine, emotion: 'natural', speed: input.speed,
       aiRefine: input.aiRefine, textLength: input.characters, cacheKey: copyKey(input), charge: input.charge, audioKey: null,
-      durationSeconds: null, processingMs: null, attempts: 1, leaseOwner: null, leaseUntil: null, errorCode: null, error: null,
+      durationSeconds: null, processingMs: null, attempts: 1, leaseOwner: COPY_OWNER,
+      leaseUntil: new Date(Date.now() + (deps.keepAliveMs ?? COPY_KEEP_ALIVE_MS)).toISOString(), errorCode: null, error: null,
       refunded: false, createdAt: now, startedAt: now, completedAt: null,
     };
     await deps.jobs.create(job);
@@ -118,16 +137,23 @@ export class SavedCopy {
 
   /** The response was complete: the job completes with a link to the same bytes. */
   async complete(durationSeconds: number, processingMs: number): Promise<void> {
+    clearInterval(this.keepAlive);
     this.body.end();
     if (!(await this.stored) || this.broken) {
       await this.fail('synthesis_failed', 'The audio was delivered, but its copy could not be saved.', false);
       return;
     }
-    await this.deps.jobs.complete(this.jobId, { audioKey: this.audioKey, durationSeconds, processingMs, completedAt: new Date().toISOString() });
+    const completed = await this.deps.jobs.complete(this.jobId, { audioKey: this.audioKey, durationSeconds, processingMs, completedAt: new Date().toISOString() });
+    if (!completed) {
+      // Already failed (its keep-alive lapsed while this process stalled): no job points at the file, so it goes.
+      this.deps.logger.warn('saved copy had already been failed; its audio is deleted', { jobId: this.jobId });
+      await this.deps.blobs.delete(this.audioKey).catch(() => undefined);
+    }
   }
 
   /** The response was cut short or abandoned by the client: no copy is kept. */
   async fail(errorCode: string, message: string, refunded: boolean): Promise<void> {
+    clearInterval(this.keepAlive);
     this.broken = true;
     this.body.destroy(new Error(message));
     await this.stored;

@@ -146,14 +146,22 @@ function jobsContract(adapter: string, open: Open): void {
     t.true((await jobs.get(job.id))?.refunded);
   });
 
-  it('saved copies left processing by a crash are failed; live copies and async jobs are not touched', async (jobs, t) => {
-    const old = await jobs.create(newJob({ source: 'audio_speech', status: 'processing', startedAt: '2026-01-01T00:00:00.000Z' }));
-    const live = await jobs.create(newJob({ source: 'audio_speech', status: 'processing', startedAt: '2026-01-01T02:00:00.000Z' }));
-    const queued = await jobs.create(newJob({ status: 'processing', startedAt: '2026-01-01T00:00:00.000Z' }));
-    t.is(await jobs.failStaleCopies('2026-01-01T01:00:00.000Z', '2026-01-01T03:00:00.000Z'), 1);
-    t.like(await jobs.get(old.id), { status: 'failed', errorCode: 'synthesis_failed', completedAt: '2026-01-01T03:00:00.000Z' });
-    t.is((await jobs.get(live.id))?.status, 'processing');
-    t.is((await jobs.get(queued.id))?.status, 'processing');
+  it('saved copies whose keep-alive lapsed (a crash) are failed; a copy streaming for hours that renews it, and async jobs, are not touched', async (jobs, t) => {
+    const copy = (startedAt: string, leaseUntil: string | null) =>
+      jobs.create(newJob({ source: 'audio_speech', status: 'processing', startedAt, leaseOwner: leaseUntil ? 'saved-copy' : null, leaseUntil }));
+    const now = '2026-01-01T03:00:00.000Z';
+    const lapsed = await copy('2026-01-01T02:50:00.000Z', '2026-01-01T02:59:00.000Z');
+    const longLive = await copy('2026-01-01T00:00:00.000Z', '2026-01-01T03:01:00.000Z');
+    const renewed = await copy('2026-01-01T00:00:00.000Z', '2026-01-01T02:59:00.000Z');
+    t.true(await jobs.renewLease(renewed.id, 'saved-copy', '2026-01-01T03:04:00.000Z'));
+    // Recorded by an older version, without a keep-alive: judged by its start, an hour.
+    const legacyOld = await copy('2026-01-01T01:30:00.000Z', null);
+    const legacyLive = await copy('2026-01-01T02:30:00.000Z', null);
+    const asyncJob = await jobs.create(newJob({ status: 'processing', startedAt: '2026-01-01T00:00:00.000Z', leaseOwner: 'w1', leaseUntil: '2026-01-01T02:00:00.000Z' }));
+    t.is(await jobs.failStaleCopies(now, '2026-01-01T02:00:00.000Z'), 2);
+    t.like(await jobs.get(lapsed.id), { status: 'failed', errorCode: 'synthesis_failed', completedAt: now });
+    t.is((await jobs.get(legacyOld.id))?.status, 'failed');
+    for (const live of [longLive, renewed, legacyLive, asyncJob]) t.is((await jobs.get(live.id))?.status, 'processing');
   });
 
   it('active jobs are counted for the queue and per account', async (jobs, t) => {

@@ -97,10 +97,10 @@ export async function createMongoJobs(db: Db, billing: SubmissionBilling): Promi
     async markRefunded(id) {
       await jobs.updateOne({ _id: id }, { $set: { refunded: true } });
     },
-    async failStaleCopies(startedBefore, completedAt) {
+    async failStaleCopies(now, startedBefore) {
       const result = await jobs.updateMany(
-        { source: 'audio_speech', status: 'processing', startedAt: { $lt: startedBefore } },
-        { $set: { status: 'failed', errorCode: 'synthesis_failed', error: 'The response was interrupted before its copy was saved.', completedAt } },
+        { source: 'audio_speech', status: 'processing', $or: [{ leaseUntil: { $lt: now } }, { leaseUntil: null, startedAt: { $lt: startedBefore } }] },
+        { $set: { status: 'failed', errorCode: 'synthesis_failed', error: 'The response was interrupted before its copy was saved.', completedAt: now, leaseOwner: null, leaseUntil: null } },
       );
       return result.modifiedCount;
     },

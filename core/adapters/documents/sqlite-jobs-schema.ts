@@ -95,9 +95,11 @@ export function createJobTables(db: EmbeddedDb): void {
 export type Row = Record<string, any>;
 
 export const JOB_INSERT = `INSERT INTO tts_jobs (id, account_id, key_id, status, source, text, voice_id, voice_name, engine, emotion, speed,
-    ai_refine, text_length, cache_key, charge, audio_key, duration_seconds, processing_ms, attempts, error_code, error, refunded, created_at, started_at, completed_at)
+    ai_refine, text_length, cache_key, charge, audio_key, duration_seconds, processing_ms, attempts, lease_owner, lease_until, error_code, error, refunded,
+    created_at, started_at, completed_at)
     VALUES (@id, @account_id, @key_id, @status, @source, @text, @voice_id, @voice_name, @engine, @emotion, @speed, @ai_refine, @text_length,
-    @cache_key, @charge, @audio_key, @duration_seconds, @processing_ms, @attempts, @error_code, @error, @refunded, @created_at, @started_at, @completed_at)`;
+    @cache_key, @charge, @audio_key, @duration_seconds, @processing_ms, @attempts, @lease_owner, @lease_until, @error_code, @error, @refunded,
+    @created_at, @started_at, @completed_at)`;
 
 export function jobParams(job: JobRecord): Record<string, string | number | null> {
   return {
@@ -105,7 +107,7 @@ export function jobParams(job: JobRecord): Record<string, string | number | null
     voice_id: job.voiceId, voice_name: job.voiceName, engine: job.engine, emotion: job.emotion, speed: job.speed,
     ai_refine: job.aiRefine ? 1 : 0, text_length: job.textLength, cache_key: job.cacheKey,
     charge: job.charge ? JSON.stringify(job.charge) : null, audio_key: job.audioKey, duration_seconds: job.durationSeconds,
-    processing_ms: job.processingMs, attempts: job.attempts, error_code: job.errorCode, error: job.error,
+    processing_ms: job.processingMs, attempts: job.attempts, lease_owner: job.leaseOwner, lease_until: job.leaseUntil, error_code: job.errorCode, error: job.error,
     refunded: job.refunded ? 1 : 0, created_at: job.createdAt, started_at: job.startedAt, completed_at: job.completedAt,
   };
 }

@@ -30,8 +30,9 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
     lease_owner = NULL, lease_until = NULL WHERE id = @id AND status IN ('queued', 'processing')`);
   const markRefunded = db.prepare('UPDATE tts_jobs SET refunded = 1 WHERE id = ?');
   const failStaleCopies = db.prepare(`UPDATE tts_jobs SET status = 'failed', error_code = 'synthesis_failed',
-    error = 'The response was interrupted before its copy was saved.', completed_at = ?
-    WHERE source = 'audio_speech' AND status = 'processing' AND started_at < ?`);
+    error = 'The response was interrupted before its copy was saved.', completed_at = @now, lease_owner = NULL, lease_until = NULL
+    WHERE source = 'audio_speech' AND status = 'processing'
+      AND (lease_until < @now OR (lease_until IS NULL AND started_at < @startedBefore))`);
   // Saved copies of POST /audio/speech are 'processing' while their response streams; they are not queued work.
   const countFor = db.prepare('SELECT n FROM tts_active_counts WHERE account_id = ?');
   const count = (accountId: string) => (countFor.get(accountId) as { n: number } | undefined)?.n ?? 0;
@@ -77,8 +78,8 @@ export function createSqliteJobs(db: EmbeddedDb): JobsStore {
     async markRefunded(id) {
       markRefunded.run(id);
     },
-    async failStaleCopies(startedBefore, completedAt) {
-      return failStaleCopies.run(completedAt, startedBefore).changes;
+    async failStaleCopies(now, startedBefore) {
+      return failStaleCopies.run({ now, startedBefore }).changes;
     },
     async countActive() {
       return count('*');
