@@ -3,6 +3,7 @@
  * while the client reads slower than synthesis (back-pressure, so nothing
  * piles up in memory), and a signal that fires when the client goes away.
  */
+import { STATUS_CODES } from 'node:http';
 import type { Writable } from 'node:stream';
 
 export class ResponseSink {
@@ -45,10 +46,14 @@ export class ResponseSink {
    * yet (a whole file that could not be completed). False when it is too late.
    */
   answerError(status: number, body: unknown, headers: Record<string, string> = {}): boolean {
-    const res = this.out as Writable & { headersSent?: boolean; statusCode?: number; setHeader?: (n: string, v: string) => void; removeHeader?: (n: string) => void };
+    const res = this.out as Writable & {
+      headersSent?: boolean; statusCode?: number; statusMessage?: string; setHeader?: (n: string, v: string) => void; removeHeader?: (n: string) => void;
+    };
     if (!this.open || res.headersSent || !res.setHeader || !res.removeHeader) return false;
     const json = Buffer.from(JSON.stringify(body));
     res.statusCode = status;
+    // The route had answered 200 when the body began, which set the reason phrase too ("500 OK" otherwise).
+    res.statusMessage = STATUS_CODES[status] ?? '';
     for (const name of ['Content-Length', 'X-Sample-Rate']) res.removeHeader(name);
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', String(json.length));

@@ -180,6 +180,7 @@ test.serial('/audio/speech cut short: a streamed transfer is cut; a whole WAV, n
   const whole = await post('/audio/speech', { input: SENTENCE, response_format: 'wav' }, apiKey);
   const jobId = whole.headers.get('x-service-job-id');
   t.is(whole.status, 500);
+  t.is(whole.statusText, 'Internal Server Error', 'not "500 OK"');
   t.like((await whole.json()).error, { type: 'api_error', code: null });
   t.is(await remainingTokens(p, apiKey), before);
   const job = await waitFor(async () => {
