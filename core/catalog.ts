@@ -106,7 +106,18 @@ export function createVoiceCatalog(deps: { engines: EngineInfo[]; voices: VoiceP
         return first;
       }
       if (wanted.startsWith('clone_')) return resolveClone(wanted, input);
-      const voice = byId.get(wanted) ?? byName.get(wanted.normalize('NFC').toLowerCase());
+      const name = wanted.normalize('NFC').toLowerCase();
+      const voice = byId.get(wanted) ?? byName.get(name);
+      // SPEC Voice: a display name (a clone's too, as GET /voices lists it) stands in for the id; the catalogue's come first.
+      if (!voice && input.accountId) {
+        const clones = (await deps.clones.listByAccount(input.accountId)).filter((c) => c.name.normalize('NFC').toLowerCase() === name);
+        if (clones.length === 1) return resolveClone(clones[0].id, input);
+        if (clones.length > 1) {
+          throw new DomainError('invalid', `Several of your voices are named "${wanted}" (${clones.map((c) => c.id).join(', ')}); pass the id.`, {
+            param: input.param, code: 'VOICE_AMBIGUOUS',
+          });
+        }
+      }
       if (!voice) {
         throw new DomainError('invalid', `Unknown voice "${wanted}". List voices with GET /voices?engine=${input.engine}.`, { param: input.param, code: 'VOICE_NOT_FOUND' });
       }

@@ -249,6 +249,27 @@ test('an own clone is an ordinary voiceId; a clone whose reference is gone is 40
   t.is(oldRes.body.engine, 'v3');
 });
 
+test('SPEC Voice: a clone\'s display name, as GET /voices lists it, is accepted in place of its id; two clones of one name are 400 asking for the id; a catalogue name wins', async (t) => {
+  const acct = await p.bootstrap();
+  const clone = await (await p.admin(`/accounts/${acct.accountId}/clones`, { method: 'POST', json: { name: 'Giọng Ông Ba', baseVoiceId: 'vi-north-male-minh' } })).json();
+  const listed = ((await (await p.api('/voices', { key: acct.apiKey })).json()) as { voices: Array<{ id: string; name: string }> }).voices;
+  t.true(listed.some((v) => v.id === clone.id && v.name === 'Giọng Ông Ba'));
+  const byName = await submit(acct.apiKey, { text: TEXT, voiceId: 'giọng ông ba' });
+  t.is(byName.res.status, 201, JSON.stringify(byName.body));
+  t.is((await (await p.api(`/tts/${byName.body.jobId}`, { key: acct.apiKey })).json()).voiceId, clone.id);
+  // Another account's clone of that name is not this account's voice.
+  const other = await p.bootstrap();
+  t.is((await submit(other.apiKey, { text: TEXT, voiceId: 'Giọng Ông Ba' })).body.code, 'VOICE_NOT_FOUND');
+  await p.admin(`/accounts/${acct.accountId}/clones`, { method: 'POST', json: { name: 'Giọng Ông Ba', baseVoiceId: 'vi-north-male-minh' } });
+  const twice = await submit(acct.apiKey, { text: TEXT, voiceId: 'Giọng Ông Ba' });
+  t.is(twice.res.status, 400);
+  t.is(twice.body.code, 'VOICE_AMBIGUOUS');
+  t.regex(twice.body.message, new RegExp(clone.id));
+  await p.admin(`/accounts/${acct.accountId}/clones`, { method: 'POST', json: { name: 'Mai', baseVoiceId: 'vi-north-male-minh' } });
+  const mai = await submit(acct.apiKey, { text: TEXT, voiceId: 'Mai' });
+  t.is((await (await p.api(`/tts/${mai.body.jobId}`, { key: acct.apiKey })).json()).voiceId, 'vi-north-female-mai');
+});
+
 test('GRANT_TOKENS_EXHAUSTED: 403 with remaining and required', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 300 } });
   const { res, body } = await submit(acct.apiKey, { text: 'x '.repeat(60) + 'chào bạn' });
