@@ -89,7 +89,9 @@ export function buildOutcomeEvent(input: {
 }): OutcomeEvent {
   const o = input.outcome;
   const result = resultOf(input.status, o);
-  const errorCode = o.errorCode ?? input.errorCode ?? (result === 'denied' ? `http_${input.status}` : result === 'error' ? 'synthesis_failed' : null);
+  // A 503 no route named otherwise (capacity used up: STREAM_BUSY, SPEECH_BUSY) synthesised nothing: unavailable, not failed.
+  const failure = input.status === 503 ? 'synthesis_unavailable' : 'synthesis_failed';
+  const errorCode = o.errorCode ?? input.errorCode ?? (result === 'denied' ? `http_${input.status}` : result === 'error' ? failure : null);
   return {
     id: outcomeIdOf(input.requestId),
     at: o.at ?? new Date().toISOString(),

@@ -28,3 +28,21 @@ export async function enforceRateLimit(limiter: RateLimiter, bucket: string, key
   }
   return { headers };
 }
+
+/** Seconds a refusal for too many requests at once tells the client to wait: a place frees when any of them ends. */
+export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A refusal for too many requests (or streams) at once: an application 429
+ * in SPEC's tell-apart sense, so it carries Retry-After and X-RateLimit-*
+ * headers that describe the limit that refused it (`limit` at once, none
+ * left), not the key's per-minute budget the request also passed.
+ */
+export function concurrencyRefusal(message: string, code: string, limit: number): ApiError {
+  return new ApiError(429, message, {
+    code,
+    retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+    headers: { 'X-RateLimit-Limit': String(limit), 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(CONCURRENCY_RETRY_AFTER_SECONDS) },
+    compatType: 'rate_limit_exceeded',
+  });
+}

@@ -10,6 +10,7 @@
  */
 import type { SlotPool } from '../../core/ports/counters.ts';
 import { ApiError } from '../../core/errors.ts';
+import { concurrencyRefusal } from '../../core/http/rate-limit.ts';
 import { STREAM_SLOT_TTL_SECONDS } from './slots.ts';
 
 export interface SpeechConcurrency {
@@ -73,12 +74,7 @@ export class Semaphore {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function tooMany(what: string, limit: number): ApiError {
-  return new ApiError(429, `At most ${limit} speech requests of this ${what} can run at once. Retry after ${RETRY_AFTER_SECONDS} second; nothing was charged.`, {
-    code: 'SPEECH_CONCURRENCY',
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
-    headers: { 'X-RateLimit-Limit': String(limit), 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(RETRY_AFTER_SECONDS) },
-    compatType: 'rate_limit_exceeded',
-  });
+  return concurrencyRefusal(`At most ${limit} speech requests of this ${what} can run at once. Retry after ${RETRY_AFTER_SECONDS} second; nothing was charged.`, 'SPEECH_CONCURRENCY', limit);
 }
 
 export function createSpeechGate(slots: SlotPool, limits: SpeechConcurrency) {

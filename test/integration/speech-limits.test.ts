@@ -29,6 +29,10 @@ test('STREAM_CONCURRENCY: 5 concurrent streams on one grant (two keys sharing it
   const body = await refused.json();
   t.is(body.code, 'STREAM_CONCURRENCY');
   t.is(body.statusCode, 429);
+  // SPEC tell-apart: an application 429 carries Retry-After and X-RateLimit-* (here of the limit that refused it).
+  t.is(refused.headers.get('retry-after'), '1');
+  t.is(refused.headers.get('x-ratelimit-limit'), '4');
+  t.is(refused.headers.get('x-ratelimit-remaining'), '0');
   t.is(before - (await remainingTokens(p, apiKey)), 4 * priceOf(LONG), 'only the four open streams were charged');
 
   // Closing one frees its slot for the next stream.
@@ -64,7 +68,14 @@ test('STREAM_BUSY: a full service answers 503 with fallback "generate", nothing 
   t.is(res.status, 503);
   const body = await res.json();
   t.like(body, { statusCode: 503, code: 'STREAM_BUSY', fallback: 'generate' });
+  t.is(res.headers.get('retry-after'), '5');
   t.is(await remainingTokens(busy, caller.apiKey), before);
+  // Nothing was synthesised: usage says unavailable, not failed.
+  const codes = await waitFor(async () => {
+    const usage = await (await busy.api('/usage', { key: caller.apiKey })).json() as { byErrorCode: Array<{ errorCode: string; statusCode: number }> };
+    return usage.byErrorCode.length > 0 ? usage.byErrorCode : null;
+  }, { what: 'the refusal in usage' });
+  t.deepEqual(codes.map((c) => [c.errorCode, c.statusCode]), [['synthesis_unavailable', 503]]);
   await held.body!.cancel();
 });
 

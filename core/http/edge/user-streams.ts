@@ -1,12 +1,11 @@
 import type { SlotPool } from '../../ports/counters.ts';
-import { ApiError } from '../../errors.ts';
+import { concurrencyRefusal } from '../rate-limit.ts';
 
 /**
  * SPEC Limits: at most 2 (STREAMS_PER_USER) open streams per signed-in
  * person, besides the 4 per grant the speech plugin counts. Core applies it
  * on routes marked `stream` when the caller's credential stands for a person
- * (AuthContext.userId: OAuth access tokens, and a console session once its
- * verifier sets it); a feature that starts streams some other way for a
+ * (AuthContext.userId: OAuth access tokens and console sessions); a feature that starts streams some other way for a
  * signed-in user calls `holdUserStream` itself and releases when it ends.
  */
 
@@ -22,9 +21,7 @@ export async function holdUserStream(slots: SlotPool, userId: string, max: numbe
   const pool = `streams:user:${userId}`;
   const held = await slots.acquire(pool, max, SLOT_TTL_SECONDS);
   if (!held.ok || !held.slotId) {
-    throw new ApiError(429, `At most ${max} streams can be open at once per signed-in user. Close one and retry; nothing was charged.`, {
-      code: 'STREAM_CONCURRENCY',
-    });
+    throw concurrencyRefusal(`At most ${max} streams can be open at once per signed-in user. Close one and retry; nothing was charged.`, 'STREAM_CONCURRENCY', max);
   }
   let released: Promise<void> | null = null;
   return {
