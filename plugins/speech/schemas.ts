@@ -52,14 +52,15 @@ export const audioSpeechBody = Joi.object<AudioSpeechBody>({
   input: textField('input'),
   model: Joi.string().trim().max(100).allow(null, '').description('`tts-1`, `tts-1-hd`, `service`, `service-v4` and the compatible API\'s mini-tts name all mean v4; other names are ignored, except a `service-…` name of a missing or retired engine (400)').example('tts-1'),
   voice: Joi.string().trim().max(200).allow(null, '').description('catalogue voice id or display name; omitted: the default voice. The compatible API\'s own voice names are not mapped; `clone_` ids are refused').example('vi-south-female-lan'),
-  response_format: formatField('response_format').description('default `mp3`'),
-  sample_rate: sampleRate('sample_rate').description('default 48000; `pcm` defaults to 24000, `opus` is always 48000 and `ulaw` 8000'),
-  speed: Joi.number().min(0.25).max(4).default(1).messages({ 'number.min': 'speed must be between 0.25 and 4.0', 'number.max': 'speed must be between 0.25 and 4.0' })
+  // A drop-in route: clients that send every optional field, null for "not set", get the defaults (`.empty(null)`).
+  response_format: formatField('response_format').empty(null).description('default `mp3`'),
+  sample_rate: sampleRate('sample_rate').empty(null).description('default 48000; `pcm` defaults to 24000, `opus` is always 48000 and `ulaw` 8000'),
+  speed: Joi.number().min(0.25).max(4).empty(null).default(1).messages({ 'number.min': 'speed must be between 0.25 and 4.0', 'number.max': 'speed must be between 0.25 and 4.0' })
     .description('accepted from 0.25 to 4.0 and clamped to 0.5 to 2.0'),
   instructions: Joi.string().allow('', null).description('accepted and ignored'),
-  stream_format: Joi.string().valid('audio', 'sse').description('only with `response_format` pcm or ulaw: `audio` sends the bytes chunked, `sse` as server-sent events'),
-  emotion: Joi.string().valid(...COMPAT_EMOTIONS).description('accepted and ignored'),
-  aiRefine: Joi.boolean().default(false),
+  stream_format: Joi.string().valid('audio', 'sse').empty(null).description('only with `response_format` pcm or ulaw: `audio` sends the bytes chunked, `sse` as server-sent events'),
+  emotion: Joi.string().valid(...COMPAT_EMOTIONS).empty(null).description('accepted and ignored'),
+  aiRefine: Joi.boolean().empty(null).default(false),
   engine: Joi.string().trim().max(40).allow(null, '').description('`v4`; wins over `model`'),
 }).unknown(true).required()
   .example({ model: 'tts-1', input: 'Chào mừng bạn đến với VieNeu. Chúng tôi đọc tiếng Việt tự nhiên như người thật.', voice: 'vi-north-female-mai', response_format: 'mp3' });

@@ -91,3 +91,14 @@ test('openai client: a wrong key raises AuthenticationError', async (t) => {
   const stranger = new OpenAI({ apiKey: 'vn_sk_' + 'B'.repeat(32), baseURL: `${p.url}/api/v1`, maxRetries: 0 });
   await t.throwsAsync(stranger.audio.speech.create({ model: 'tts-1', voice: 'vi-north-female-mai', input: TEXT }), { instanceOf: OpenAI.AuthenticationError });
 });
+
+test('a client that sends every optional field as null (not set) gets the defaults, as the drop-in it replaces gives them', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const res = await p.api('/audio/speech', {
+    method: 'POST', key: apiKey,
+    json: { model: null, input: TEXT, voice: null, response_format: null, sample_rate: null, speed: null, instructions: null, stream_format: null, emotion: null, aiRefine: null, engine: null },
+  });
+  t.is(res.status, 200, await res.clone().text());
+  t.is(res.headers.get('content-type'), 'audio/mpeg');
+  fitsText(t, (await probeAudio(Buffer.from(await res.arrayBuffer()))).duration);
+});
