@@ -43,7 +43,9 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // co-body marks an unparseable JSON body with status 400 and the raw `body`.
     if (status === 400 && e.type === undefined && 'body' in (err as object)) {
-      return new ApiError(400, 'Request body is not valid JSON.', { code: 'INVALID_JSON' });
+      // Strict parsing takes an object or an array only: `null`, `"abc"` or `5` is JSON, just not a request body.
+      const scalar = /only supports object and array/.test(e.message ?? '');
+      return new ApiError(400, scalar ? 'The request body must be a JSON object.' : 'Request body is not valid JSON.', { code: 'INVALID_JSON' });
     }
     switch (e.type) {
       case 'entity.too.large':
