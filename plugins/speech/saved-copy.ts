@@ -43,6 +43,8 @@ export interface SavedCopyDeps {
   logger: Logger;
   /** how long the copy's keep-alive lasts unless renewed (default COPY_KEEP_ALIVE_MS); renewed every fifth of it */
   keepAliveMs?: number;
+  /** renewed no more past this (default COPY_MAX_LIFETIME_MS) */
+  maxLifetimeMs?: number;
 }
 
 /**
@@ -53,6 +55,8 @@ export interface SavedCopyDeps {
  */
 export const COPY_KEEP_ALIVE_MS = 5 * 60 * 1000;
 const COPY_OWNER = 'saved-copy';
+/** No response lasts longer (50,000 characters at half speed is about two hours): a copy still open then is renewed no more. */
+export const COPY_MAX_LIFETIME_MS = 4 * 3600 * 1000;
 
 export class SavedCopy {
   private readonly body = new PassThrough();
@@ -67,7 +71,9 @@ export class SavedCopy {
 
   private constructor(private readonly deps: SavedCopyDeps, readonly jobId: string, private readonly audioKey: string, private readonly contentType: string) {
     const lease = deps.keepAliveMs ?? COPY_KEEP_ALIVE_MS;
+    const startedAt = Date.now();
     this.keepAlive = setInterval(() => {
+      if (Date.now() - startedAt > (deps.maxLifetimeMs ?? COPY_MAX_LIFETIME_MS)) return void clearInterval(this.keepAlive);
       deps.jobs.renewLease(jobId, COPY_OWNER, new Date(Date.now() + lease).toISOString())
         .catch((err: unknown) => deps.logger.warn('saved copy keep-alive not renewed', { jobId, err: err as Error }));
     }, lease / 5);

@@ -110,11 +110,17 @@ export function createSpeechService(services: SpeechDeps) {
           logger.error('speech body failed', { err: err as Error });
           started.run.stop('failed');
         }
+        let wasRefunded = false;
         try {
-          const wasRefunded = await settleRun(scope, started, end, { refundEmpty: steps.refundEmpty ?? false, logger });
-          await steps.afterSettle?.(end, wasRefunded);
+          wasRefunded = await settleRun(scope, started, end, { refundEmpty: steps.refundEmpty ?? false, logger });
         } catch (err) {
           logger.error('speech stream could not be settled', { err: err as Error });
+        }
+        // The saved copy is closed whatever happened to the settlement: left open it would be kept alive until its lifetime ran out.
+        try {
+          await steps.afterSettle?.(end, wasRefunded);
+        } catch (err) {
+          logger.error('saved copy could not be closed', { err: err as Error });
         }
         try {
           await steps.finish(end);

@@ -75,7 +75,7 @@ test('STREAM_BUSY: a full service answers 503 with fallback "generate", nothing 
     const usage = await (await busy.api('/usage', { key: caller.apiKey })).json() as { byErrorCode: Array<{ errorCode: string; statusCode: number }> };
     return usage.byErrorCode.length > 0 ? usage.byErrorCode : null;
   }, { what: 'the refusal in usage' });
-  t.deepEqual(codes.map((c) => [c.errorCode, c.statusCode]), [['synthesis_unavailable', 503]]);
+  t.deepEqual((codes ?? []).map((c) => [c.errorCode, c.statusCode]), [['synthesis_unavailable', 503]]);
   await held.body!.cancel();
 });
 

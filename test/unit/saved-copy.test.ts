@@ -56,3 +56,13 @@ test('a copy whose keep-alive lapsed (its process stalled past it) is failed by 
   t.is((await deps.jobs.get(copy.jobId))?.status, 'failed');
   t.is(await deps.blobs.open(`speech/${copy.jobId}.mp3`), null, 'no orphaned audio');
 });
+
+test('a copy left open by a fault (never completed nor failed) is renewed no longer than any response can last, so the sweep fails it then', async (t) => {
+  const deps = { ...setup(t), keepAliveMs: 200, maxLifetimeMs: 300 };
+  const copy = await SavedCopy.start(deps, input);
+  await new Promise((r) => setTimeout(r, 900));
+  const lease = (await deps.jobs.get(copy.jobId))!.leaseUntil!;
+  await new Promise((r) => setTimeout(r, 500));
+  t.is((await deps.jobs.get(copy.jobId))!.leaseUntil, lease, 'no longer renewed');
+  t.is(await deps.jobs.failStaleCopies(new Date().toISOString(), new Date(Date.now() - 3600_000).toISOString()), 1);
+});
