@@ -108,9 +108,10 @@ export function createVoiceCatalog(deps: { engines: EngineInfo[]; voices: VoiceP
       if (wanted.startsWith('clone_')) return resolveClone(wanted, input);
       const name = wanted.normalize('NFC').toLowerCase();
       const voice = byId.get(wanted) ?? byName.get(name);
-      // SPEC Voice: a display name (a clone's too, as GET /voices lists it) stands in for the id; the catalogue's come first.
+      // SPEC Voice: a display name (a clone's too, as GET /voices of the engine lists it) stands in for the id; the catalogue's come first.
       if (!voice && input.accountId) {
-        const clones = (await deps.clones.listByAccount(input.accountId)).filter((c) => c.name.normalize('NFC').toLowerCase() === name);
+        const clones = (await deps.clones.listByAccount(input.accountId))
+          .filter((c) => c.engine === input.engine && c.name.normalize('NFC').toLowerCase() === name);
         if (clones.length === 1) return resolveClone(clones[0].id, input);
         if (clones.length > 1) {
           throw new DomainError('invalid', `Several of your voices are named "${wanted}" (${clones.map((c) => c.id).join(', ')}); pass the id.`, {

@@ -135,7 +135,7 @@ export function createIdentityService(deps: {
     async signIn({ email: given, password, client }) {
       const email = normaliseEmail(given);
       await limit(`signin:client:${client}`);
-      await limit(`signin:email:${email}`);
+      await limit(`signin:email:${hash('sha256', email, 'base64url')}`);
       const user = await store.users.findByEmail(email);
       const now = clock();
       if (user?.lockedUntil && Date.parse(user.lockedUntil) > now.getTime()) {
@@ -150,10 +150,12 @@ export function createIdentityService(deps: {
           const lockUntil = new Date(now.getTime() + settings.lockoutMinutes * 60_000).toISOString();
           const state = await store.users.recordFailure(user.id, settings.maxFailures, lockUntil);
           if (state?.lockedUntil === lockUntil) throw locked(Date.parse(lockUntil), now.getTime());
-        } else {
+        } else if (EMAIL.test(email) && email.length <= 254) {
           // Nor does the lockout: an e-mail no user has is locked after as many failures, for as long, from the
-          // failure that locks it (counted for a day, where a user's count lasts until a success).
-          const decision = await deps.rateLimiter.consume(`signin:unknown:${email}`, settings.maxFailures - 1, UNKNOWN_FAILURES_KEPT_SECONDS, lockoutSeconds);
+          // failure that locks it (counted for a day, where a user's count lasts until a success). Only what could
+          // be a user's e-mail is counted, under its hash: a counter per arbitrary 16 KB string would grow without end.
+          const key = `signin:unknown:${hash('sha256', email, 'base64url')}`;
+          const decision = await deps.rateLimiter.consume(key, settings.maxFailures - 1, UNKNOWN_FAILURES_KEPT_SECONDS, lockoutSeconds);
           if (!decision.allowed) throw locked(now.getTime() + decision.resetMs, now.getTime());
         }
         throw wrongCredentials();

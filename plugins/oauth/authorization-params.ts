@@ -32,6 +32,7 @@ export function onlyScopes(allowed: string[]) {
       if (filter(query)) ctx.querystring = query.toString();
     } else if (ctx.path === '/oauth/authorize' && ctx.method === 'POST') {
       const form = await readForm(ctx);
+      if (form === 'refused') return;
       if (form && filter(form)) writeForm(ctx, form);
     }
     await next();

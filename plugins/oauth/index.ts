@@ -1,3 +1,4 @@
+import { canonicalOAuthPath } from './canonical-path.ts';
 import Joi from 'joi';
 import Router from '@koa/router';
 import compose from 'koa-compose';
@@ -92,6 +93,13 @@ export default definePlugin({
       });
     }
 
+    // oidc-provider matches its routes in any case and with one trailing slash; every rule here compares paths
+    // exactly. One spelling for all, before anything looks: `/oauth/Authorize/` is `/oauth/authorize`.
+    const canonicalPath: Koa.Middleware = (ctx, next) => {
+      const canonical = canonicalOAuthPath(ctx.path);
+      if (canonical !== ctx.path) ctx.path = canonical;
+      return next();
+    };
     // Registration is open (MCP clients register themselves), so it is limited per client address.
     const registrationLimit: Koa.Middleware = async (ctx, next) => {
       if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
@@ -116,7 +124,7 @@ export default definePlugin({
     };
     mount({
       prefix: '/oauth',
-      middleware: compose<any>([registrationCors, htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
+      middleware: compose<any>([canonicalPath, registrationCors, htmlErrors(deps.logger, ['/oauth/connections', '/oauth/register']), registrationLimit, router.routes(), async (ctx: Koa.Context) => delegate(ctx)]),
       operations: OAUTH_OPERATIONS.filter((op) => op.path.startsWith('/oauth/')),
       securitySchemes: OAUTH_SECURITY_SCHEMES,
     });

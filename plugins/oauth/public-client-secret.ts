@@ -34,6 +34,7 @@ export function acceptIssuedSecretOfPublicClients(provider: Provider) {
     if (ctx.method !== 'POST' || !CLIENT_AUTH_PATHS.has(ctx.path)) return next();
     const basic = basicCredentials(ctx.headers.authorization);
     const form = await readForm(ctx);
+    if (form === 'refused') return;
     const clientId = basic?.id ?? form?.get('client_id');
     const secret = basic?.secret ?? form?.get('client_secret');
     if (!form || !clientId || !secret) return next();

@@ -268,6 +268,12 @@ test('SPEC Voice: a clone\'s display name, as GET /voices lists it, is accepted 
   await p.admin(`/accounts/${acct.accountId}/clones`, { method: 'POST', json: { name: 'Mai', baseVoiceId: 'vi-north-male-minh' } });
   const mai = await submit(acct.apiKey, { text: TEXT, voiceId: 'Mai' });
   t.is((await (await p.api(`/tts/${mai.body.jobId}`, { key: acct.apiKey })).json()).voiceId, 'vi-north-female-mai');
+  // Names are those GET /voices lists for the request's engine: a v3 clone's name is not a v4 voice, nor does it make a v4 one ambiguous.
+  await p.admin(`/accounts/${acct.accountId}/clones`, { method: 'POST', json: { name: 'Giọng Cổ', baseVoiceId: 'vi-north-male-minh', engine: 'v3' } });
+  t.is((await submit(acct.apiKey, { text: TEXT, voiceId: 'Giọng Cổ' })).body.code, 'VOICE_NOT_FOUND');
+  const solo = await (await p.admin(`/accounts/${acct.accountId}/clones`, { method: 'POST', json: { name: 'Giọng Cổ', baseVoiceId: 'vi-north-male-minh' } })).json();
+  const v4 = await submit(acct.apiKey, { text: TEXT, voiceId: 'Giọng Cổ' });
+  t.is((await (await p.api(`/tts/${v4.body.jobId}`, { key: acct.apiKey })).json()).voiceId, solo.id);
 });
 
 test('GRANT_TOKENS_EXHAUSTED: 403 with remaining and required', async (t) => {

@@ -170,6 +170,26 @@ test('only tts and offline_access are granted: openid (and email) give no ID tok
   t.false(JSON.stringify(body).includes(user.email));
 });
 
+test('the scope rule holds however the endpoint path is spelled (the library matches any case and one trailing slash)', async (t) => {
+  const user = await createUser(p);
+  const as = await discover(p);
+  const client = await register(as, { redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' });
+  const redirectUri = 'http://127.0.0.1:45004/callback';
+  const resource = `${p.url}/mcp`;
+  for (const endpoint of [`${as.authorization_endpoint}/`, `${p.url}/oauth/Authorize`, `${p.url}/oauth/AUTHORIZE/`]) {
+    const spelled = { ...as, authorization_endpoint: endpoint };
+    const { callback, verifier, state } = await authorizeInBrowser({ as: spelled, client, redirectUri, resource, user, scope: 'openid tts' });
+    const params = oauth.validateAuthResponse(as, client, callback, state);
+    const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, { ...insecure, additionalParameters: { resource } });
+    const body = await res.json() as Record<string, unknown>;
+    t.false('id_token' in body, endpoint);
+    t.is(body.scope, 'tts', endpoint);
+  }
+  // The registration limit and CORS too.
+  const res = await fetch(`${p.url}/oauth/Register/`, { method: 'OPTIONS', headers: { origin: 'https://x.example', 'access-control-request-method': 'POST' } });
+  t.is(res.headers.get('access-control-allow-origin'), '*');
+});
+
 test('registration answers CORS like the token endpoint (browser MCP clients register themselves)', async (t) => {
   const origin = 'https://browser-client.example';
   const preflight = await fetch(`${p.url}/oauth/register`, {
@@ -213,4 +233,13 @@ test('the form_post answer carries the page security headers (its script allowed
   t.is(res.headers.get('referrer-policy'), 'no-referrer');
   t.is(res.headers.get('x-content-type-options'), 'nosniff');
   t.is(res.headers.get('cache-control'), 'no-store');
+});
+
+test('a token request whose form is over the library\'s 56 KB limit is 400 invalid_request in OAuth\'s JSON shape, not a plain-text 400', async (t) => {
+  const res = await fetch(`${p.url}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=authorization_code&code=${'x'.repeat(60 * 1024)}`,
+  });
+  t.is(res.status, 400);
+  t.regex(res.headers.get('content-type') ?? '', /application\/json/);
+  t.like(await res.json(), { error: 'invalid_request' });
 });

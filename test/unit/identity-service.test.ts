@@ -77,6 +77,13 @@ test('the lockout does not tell which e-mails exist: an e-mail no user has is lo
   t.deepEqual(unknown.map((a) => a.retryAfter), real.map((a) => a.retryAfter));
 });
 
+test('what cannot be an e-mail (a 16 KB string) is never counted toward a lockout: no counter per arbitrary string', async (t) => {
+  const { identity, close } = setup({ maxFailures: 2 });
+  t.teardown(close);
+  const junk = 'x'.repeat(16 * 1024);
+  for (let i = 0; i < 4; i++) t.is(code(await t.throwsAsync(identity.signIn({ email: junk, password: 'not it', client: 'c_junk' }))), 'SIGN_IN_FAILED');
+});
+
 test('CSRF tokens are bound to what they were made for', (t) => {
   const { identity, close } = setup();
   t.teardown(close);

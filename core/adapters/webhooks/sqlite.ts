@@ -51,8 +51,10 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   created_at TEXT NOT NULL,
   UNIQUE (event_id, endpoint_id)
 );
--- Covering, so a claim that skips leased rows and busy endpoints never reads the table rows it skips.
-CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_ms, seq, endpoint_id, lease_until_ms, id) WHERE status = 'PENDING';
+-- Covering, so a claim that skips leased rows and busy endpoints or accounts never reads the table rows it skips
+-- (the index of older versions, without account_id, is replaced).
+DROP INDEX IF EXISTS webhook_deliveries_due;
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due_v2 ON webhook_deliveries (next_attempt_ms, seq, endpoint_id, account_id, lease_until_ms, id) WHERE status = 'PENDING';
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, seq);
 CREATE TABLE IF NOT EXISTS webhook_notifications (
   id TEXT PRIMARY KEY,
