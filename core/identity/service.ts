@@ -57,6 +57,7 @@ export interface IdentityService {
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const isEmailAddress = (email: string) => EMAIL.test(email) && email.length <= 254;
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -117,7 +118,7 @@ export function createIdentityService(deps: {
   return {
     async createUser(input) {
       const email = normaliseEmail(input.email);
-      if (!EMAIL.test(email) || email.length > 254) throw new DomainError('invalid', '"email" must be a valid e-mail address.', { param: 'email' });
+      if (!isEmailAddress(email)) throw new DomainError('invalid', '"email" must be a valid e-mail address.', { param: 'email' });
       const password = input.password ?? null;
       if (password !== null && (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)) {
         throw new DomainError('invalid', `"password" must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long.`, { param: 'password' });
@@ -150,7 +151,7 @@ export function createIdentityService(deps: {
           const lockUntil = new Date(now.getTime() + settings.lockoutMinutes * 60_000).toISOString();
           const state = await store.users.recordFailure(user.id, settings.maxFailures, lockUntil);
           if (state?.lockedUntil === lockUntil) throw locked(Date.parse(lockUntil), now.getTime());
-        } else if (EMAIL.test(email) && email.length <= 254) {
+        } else if (isEmailAddress(email)) {
           // Nor does the lockout: an e-mail no user has is locked after as many failures, for as long, from the
           // failure that locks it (counted for a day, where a user's count lasts until a success). Only what could
           // be a user's e-mail is counted, under its hash: a counter per arbitrary 16 KB string would grow without end.

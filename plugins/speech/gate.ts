@@ -10,7 +10,7 @@
  */
 import type { SlotPool } from '../../core/ports/counters.ts';
 import { ApiError } from '../../core/errors.ts';
-import { concurrencyRefusal } from '../../core/http/rate-limit.ts';
+import { CONCURRENCY_RETRY_AFTER_SECONDS, concurrencyRefusal } from '../../core/http/rate-limit.ts';
 import { STREAM_SLOT_TTL_SECONDS } from './slots.ts';
 
 export interface SpeechConcurrency {
@@ -74,7 +74,7 @@ export class Semaphore {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function tooMany(what: string, limit: number): ApiError {
-  return concurrencyRefusal(`At most ${limit} speech requests of this ${what} can run at once. Retry after ${RETRY_AFTER_SECONDS} second; nothing was charged.`, 'SPEECH_CONCURRENCY', limit);
+  return concurrencyRefusal(`At most ${limit} speech requests of this ${what} can run at once. Retry after ${CONCURRENCY_RETRY_AFTER_SECONDS} second; nothing was charged.`, 'SPEECH_CONCURRENCY', limit);
 }
 
 export function createSpeechGate(slots: SlotPool, limits: SpeechConcurrency) {

@@ -154,36 +154,34 @@ test('a public client may authenticate with the secret it was issued (as the MCP
   t.truthy((await exchangeCode({ as, client: stored, ...third, redirectUri, resource })).access_token);
 });
 
-test('only tts and offline_access are granted: openid (and email) give no ID token', async (t) => {
+/** A public client's whole code flow asking for `scope`, authorized at `endpoint` (default: the advertised one); the token answer. */
+async function grantAsking(scope: string, endpoint?: (as: oauth.AuthorizationServer) => string) {
   const user = await createUser(p);
   const as = await discover(p);
   const client = await register(as, { redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' });
   const redirectUri = 'http://127.0.0.1:45003/callback';
   const resource = `${p.url}/mcp`;
-  const { callback, verifier, state } = await authorizeInBrowser({ as, client, redirectUri, resource, user, scope: 'openid tts email' });
+  const spelled = endpoint ? { ...as, authorization_endpoint: endpoint(as) } : as;
+  const { callback, verifier, state } = await authorizeInBrowser({ as: spelled, client, redirectUri, resource, user, scope });
   const params = oauth.validateAuthResponse(as, client, callback, state);
   const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, { ...insecure, additionalParameters: { resource } });
-  const body = await res.json() as Record<string, unknown>;
-  t.is(res.status, 200);
+  return { status: res.status, body: await res.json() as Record<string, unknown>, user };
+}
+
+test('only tts and offline_access are granted: openid (and email) give no ID token', async (t) => {
+  const { status, body, user } = await grantAsking('openid tts email');
+  t.is(status, 200);
   t.false('id_token' in body);
   t.is(body.scope, 'tts');
   t.false(JSON.stringify(body).includes(user.email));
 });
 
 test('the scope rule holds however the endpoint path is spelled (the library matches any case and one trailing slash)', async (t) => {
-  const user = await createUser(p);
-  const as = await discover(p);
-  const client = await register(as, { redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' });
-  const redirectUri = 'http://127.0.0.1:45004/callback';
-  const resource = `${p.url}/mcp`;
-  for (const endpoint of [`${as.authorization_endpoint}/`, `${p.url}/oauth/Authorize`, `${p.url}/oauth/AUTHORIZE/`]) {
-    const spelled = { ...as, authorization_endpoint: endpoint };
-    const { callback, verifier, state } = await authorizeInBrowser({ as: spelled, client, redirectUri, resource, user, scope: 'openid tts' });
-    const params = oauth.validateAuthResponse(as, client, callback, state);
-    const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, { ...insecure, additionalParameters: { resource } });
-    const body = await res.json() as Record<string, unknown>;
-    t.false('id_token' in body, endpoint);
-    t.is(body.scope, 'tts', endpoint);
+  const spellings = [(as: oauth.AuthorizationServer) => `${as.authorization_endpoint}/`, () => `${p.url}/oauth/Authorize`, () => `${p.url}/oauth/AUTHORIZE/`];
+  for (const spelling of spellings) {
+    const { body } = await grantAsking('openid tts', spelling);
+    t.false('id_token' in body, spelling.toString());
+    t.is(body.scope, 'tts', spelling.toString());
   }
   // The registration limit and CORS too.
   const res = await fetch(`${p.url}/oauth/Register/`, { method: 'OPTIONS', headers: { origin: 'https://x.example', 'access-control-request-method': 'POST' } });
