@@ -37,3 +37,25 @@ export function refusingBodyReadErrors(parse: Koa.Middleware): Koa.Middleware {
     });
   };
 }
+
+/**
+ * A request with a body that is not JSON in UTF-8, refused (415) rather than
+ * read: another type would be read as empty and silently ignored, and a
+ * declared charset other than UTF-8 (RFC 8259 §8.1: JSON exchanged between
+ * systems is UTF-8) would be decoded as UTF-8 all the same, turning text in
+ * a legacy Vietnamese code page (windows-1258, TCVN3) into replacement
+ * characters that would then be spoken and paid for.
+ */
+export function requireJsonBody(ctx: Koa.Context): void {
+  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+  if (!hasBody) return;
+  if (!ctx.is('application/json')) {
+    throw new ApiError(415, 'Send the request body as JSON with Content-Type: application/json.', { code: 'UNSUPPORTED_MEDIA_TYPE' });
+  }
+  const charset = ctx.request.charset.toLowerCase();
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError(415, `Send the JSON body in UTF-8: charset=${ctx.request.charset.slice(0, 40)} is not accepted (declare charset=utf-8 or none).`, {
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+    });
+  }
+}

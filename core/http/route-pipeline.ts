@@ -21,7 +21,7 @@ import type { Drain } from './drain.ts';
 import type { EdgeGate } from './edge/edge-limits.ts';
 import { holdUserStream } from './edge/user-streams.ts';
 import { discardUploads } from './uploads.ts';
-import { bodyReadRefusal } from './body-read.ts';
+import { bodyReadRefusal, requireJsonBody } from './body-read.ts';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
@@ -91,14 +91,6 @@ function multipartError(err: Error & { code?: unknown; httpCode?: unknown }): Ap
       return new ApiError(400, 'Send one file per request.', { code: 'TOO_MANY_FILES' });
     default:
       return new ApiError(400, `Could not read the multipart form: ${err.message}`, { code: 'INVALID_MULTIPART' });
-  }
-}
-
-function requireJsonContentType(ctx: Koa.Context): void {
-  const length = Number(ctx.get('content-length') || 0);
-  const chunked = ctx.get('transfer-encoding') !== '';
-  if ((length > 0 || chunked) && !ctx.is('application/json')) {
-    throw new ApiError(415, 'Send the request body as JSON with Content-Type: application/json.', { code: 'UNSUPPORTED_MEDIA_TYPE' });
   }
 }
 
@@ -186,7 +178,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
           onResponseEnd(ctx.res, () => void held.release().catch((err: unknown) => services.logger.warn('a user stream slot was not released; it expires', { err: err as Error })));
         }
         if (parse) {
-          if (def.body !== 'multipart') requireJsonContentType(ctx);
+          if (def.body !== 'multipart') requireJsonBody(ctx);
           await parse(ctx as unknown as Koa.Context, async () => {}).catch((err: unknown) => {
             throw bodyReadRefusal(err, ctx.req);
           });

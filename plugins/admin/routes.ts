@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
-import { refusingBodyReadErrors } from '../../core/http/body-read.ts';
+import { refusingBodyReadErrors, requireJsonBody } from '../../core/http/body-read.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Documents } from '../../core/ports/documents.ts';
 import type { BillingService } from '../../core/billing/service.ts';
@@ -42,11 +42,7 @@ export function adminRouter(services: AdminDeps): Router {
     await next();
   });
   router.use(async (ctx, next) => {
-    // A body in any other type would be read as empty and silently ignored.
-    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !ctx.is('application/json')) {
-      throw new ApiError(415, 'Send the request body as JSON with Content-Type: application/json.', { code: 'UNSUPPORTED_MEDIA_TYPE' });
-    }
+    requireJsonBody(ctx);
     await next();
   });
   router.use(refusingBodyReadErrors(koaBody({ json: true, urlencoded: false, text: false, jsonStrict: true })));

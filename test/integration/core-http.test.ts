@@ -297,6 +297,27 @@ test('POST with a non-JSON content type is 415 in the native envelope', async (t
   t.is((await res.json()).code, 'UNSUPPORTED_MEDIA_TYPE');
 });
 
+test('a JSON body declared in a charset other than UTF-8 is 415 in each route\'s envelope, nothing queued; UTF-8 however spelled is read', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  // "Xin chào" in windows-1258: read as UTF-8 it would become replacement characters, spoken and paid for.
+  const legacy = Buffer.concat([Buffer.from('{"text":"Xin ch'), Buffer.from([0xe0]), Buffer.from('o"}')]);
+  const native = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json; charset=windows-1258' }, body: legacy });
+  t.is(native.status, 415);
+  const refusal = await native.json();
+  t.like(refusal, { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+  t.regex(refusal.message, /UTF-8.*windows-1258/);
+  const compat = await p.api('/audio/speech', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json; charset=ISO-8859-1' }, body: '{"input":"Xin chao","voice":"Mai"}' });
+  t.is(compat.status, 415);
+  t.like((await compat.json()).error, { type: 'invalid_request_error' });
+  const admin = await p.admin('/accounts', { method: 'POST', headers: { 'content-type': 'application/json; charset=latin1' }, body: '{"name":"Acme"}' });
+  t.is(admin.status, 415);
+  t.like(await admin.json(), { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+  for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+    const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': `application/json; charset=${charset}` }, body: JSON.stringify({ text: `Xin chào, ${charset}` }) });
+    t.is(res.status, 201, charset);
+  }
+});
+
 test('an oversized body is 413 PAYLOAD_TOO_LARGE in the native envelope, never a 500', async (t) => {
   const { apiKey } = await p.bootstrap();
   const res = await p.api('/tts', { method: 'POST', key: apiKey, json: { text: 'a'.repeat(1_100_000) } });
