@@ -9,7 +9,11 @@ export type CannotPayReason = 'inactive' | 'expired' | 'used_up' | 'exhausted' |
 
 export type Assessment =
   | { canPay: true; spendable: number }
-  | { canPay: false; reason: CannotPayReason; spendable: number; resetAt: string | null };
+  | {
+    canPay: false; reason: CannotPayReason; spendable: number; resetAt: string | null;
+    /** SPEC's `remaining`: tokens still available under the limit that refused (the balance, the daily or the weekly cap) */
+    limitRemaining: number;
+  };
 
 export function isExpired(grant: Grant, now: Date): boolean {
   return !grant.isGift && grant.expiresAt !== null && Date.parse(grant.expiresAt) <= now.getTime();
@@ -54,17 +58,19 @@ export function spendableFor(grant: Grant, engine: string, now: Date, w: CapWind
 
 export function assessGrant(grant: Grant, tokens: number, engine: string, now: Date, w: CapWindows): Assessment {
   const spendable = spendableNow(grant, now, w);
-  const refuse = (reason: CannotPayReason, resetAt: string | null = null): Assessment => ({ canPay: false, reason, spendable, resetAt });
+  const refuse = (reason: CannotPayReason, limitRemaining = spendable, resetAt: string | null = null): Assessment => ({
+    canPay: false, reason, spendable, resetAt, limitRemaining,
+  });
   if (grant.status !== 'active') return refuse('inactive');
   if (isExpired(grant, now)) return refuse('expired');
   if (!grant.engines.includes(engine)) return refuse('engine');
   const left = tokensLeft(grant);
-  if (left === 0) return refuse('used_up');
-  if (left < tokens) return refuse('exhausted');
+  if (left === 0) return refuse('used_up', 0);
+  if (left < tokens) return refuse('exhausted', left);
   const dc = dailyCap(grant);
-  if (dc !== null && dayUsed(grant, w) + tokens > dc) return refuse('daily', w.dayResetAt);
+  if (dc !== null && dayUsed(grant, w) + tokens > dc) return refuse('daily', Math.max(0, dc - dayUsed(grant, w)), w.dayResetAt);
   const wc = weeklyCap(grant);
-  if (wc !== null && weekUsed(grant, w) + tokens > wc) return refuse('weekly', w.weekResetAt);
+  if (wc !== null && weekUsed(grant, w) + tokens > wc) return refuse('weekly', Math.max(0, wc - weekUsed(grant, w)), w.weekResetAt);
   return { canPay: true, spendable };
 }
 

@@ -19,7 +19,8 @@ export function refusalFor(ownAssessment: Assessment | null, othersExist: boolea
   if (ownAssessment === null || ownAssessment.canPay) {
     return new DomainError('forbidden', 'No grant of the account can pay for this request.', { code: 'GRANT_TOKENS_EXHAUSTED', remaining: 0, required });
   }
-  const remaining = ownAssessment.spendable;
+  // Under the limit that refused, not the tightest of all: a grant short of tokens reports its balance, not its day's cap.
+  const remaining = ownAssessment.limitRemaining;
   switch (ownAssessment.reason) {
     case 'expired':
       return new DomainError('forbidden', 'The grant has expired. Renew the plan to continue.', { code: 'GRANT_EXPIRED' });

@@ -63,13 +63,14 @@ export function createChapterAdder(deps: RouteDeps) {
 
   async function addNew(p: Prepared, body: AddChapterBody): Promise<ChapterRecord | null> {
     const title = body.title!;
+    // The limits first (the README's order), so text over them is never prepared.
+    const characters = chapterCharacters(title, body.segments);
+    if (characters > p.ctx.chapterCharsMax) throw overPlanLimit(characters, p.ctx.chapterCharsMax);
+    checkBookLimits({ chapters: p.chapters.length + 1, bookCharacters: bookCharacters(p.chapters) + characters });
     // As on every speech route: a chapter that would render as silence is refused before it can be charged.
     if (![title, ...body.segments.map((s) => s.text)].some(speakable)) {
       throw new DomainError('invalid', 'The chapter (its title and segments) contains nothing that can be spoken.', { param: 'segments', code: 'NOTHING_TO_SPEAK' });
     }
-    const characters = chapterCharacters(title, body.segments);
-    if (characters > p.ctx.chapterCharsMax) throw overPlanLimit(characters, p.ctx.chapterCharsMax);
-    checkBookLimits({ chapters: p.chapters.length + 1, bookCharacters: bookCharacters(p.chapters) + characters });
     const hash = contentHash(title, body.segments);
     const last = p.chapters.at(-1);
     if (last && last.contentHash === hash) throw duplicateChapter(last.index);

@@ -46,7 +46,8 @@ const cast = Joi.array().items(castEntry).max(LIMITS.castVoices).unique('speaker
 
 const segment = Joi.object<SegmentInput>({
   speaker: Joi.string().trim().min(1).max(100).allow(null).default(null),
-  text: Joi.string().pattern(/\S/u).max(LIMITS.chapterChars).required()
+  // No length of its own: a chapter over its limit, in one segment or many, is chapter_over_plan_limit (SPEC), capped by the body limit.
+  text: Joi.string().pattern(/\S/u).required()
     .messages({ 'string.pattern.base': '"text" of a segment must contain something to read' }),
   sceneBreak: Joi.boolean().default(false),
 });

@@ -77,7 +77,14 @@ export function createDialogueService(deps: DialogueDeps, options: { defaultPaus
   async function resolveVoices(body: DialogueBody, engine: string, accountId: string): Promise<VoiceProfile[]> {
     const voices: VoiceProfile[] = [];
     for (const [i, t] of body.inputs.entries()) {
-      voices.push(await catalog.resolve({ voice: t.voiceId, engine, accountId, allowClones: true, param: `inputs[${i}].voiceId` }));
+      const param = `inputs[${i}].voiceId`;
+      try {
+        voices.push(await catalog.resolve({ voice: t.voiceId, engine, accountId, allowClones: true, param }));
+      } catch (err) {
+        // Which of up to 50 turns is wrong: the native envelope has no `param`, so the message says it.
+        if (!(err instanceof DomainError) || Array.isArray(err.messages)) throw err;
+        throw new DomainError(err.kind, `${param}: ${err.messages}`, err.details);
+      }
     }
     return voices;
   }

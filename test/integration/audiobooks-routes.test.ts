@@ -116,6 +116,9 @@ test('chapter_over_plan_limit: 400 with chapterCharsMax; lower on a plan with a 
   const big = await createBook(p, plain.apiKey);
   const sixty = await call(p, plain.apiKey, 'POST', `/audiobooks/${big.id}/chapters`, { title: 'Dài', segments: [{ text: text(30000) }, { text: text(30000, 'b') }] });
   t.like(sixty, { status: 400, body: { code: 'chapter_over_plan_limit', chapterCharsMax: 60000 } });
+  // One segment over the limit is the same refusal, not a validation failure without chapterCharsMax.
+  const single = await call(p, plain.apiKey, 'POST', `/audiobooks/${big.id}/chapters`, { title: 'Dài', segments: [{ text: text(60001) }] });
+  t.like(single, { status: 400, body: { code: 'chapter_over_plan_limit', chapterCharsMax: 60000 } });
 });
 
 test('limits: 200 chapters per book and 1,500,000 characters per book', async (t) => {

@@ -116,10 +116,11 @@ test('every voice must exist and belong to the engine: unknown voice, another en
   const unknown = await post(acct.apiKey, { inputs: [TURNS[0], { text: 'Tôi là ai?', voiceId: 'alloy' }] });
   t.is(unknown.res.status, 400);
   t.is(unknown.body.code, 'VOICE_NOT_FOUND');
-  t.regex(unknown.body.message, /alloy/);
+  t.regex(unknown.body.message, /^inputs\[1\]\.voiceId: .*alloy/, 'the message names the turn');
   const other = await post(acct.apiKey, { inputs: [{ text: 'Tôi nói bằng giọng khác.', voiceId: foreignEngine }] });
   t.is(other.res.status, 400);
   t.is(other.body.code, 'VOICE_ENGINE_MISMATCH');
+  t.regex(other.body.message, /^inputs\[0\]\.voiceId: /);
   const retired = await post(acct.apiKey, { inputs: [TURNS[0]], engine: 'v3' });
   t.is(retired.res.status, 400);
   t.regex(retired.body.message, /retired on 2026-09-24/);

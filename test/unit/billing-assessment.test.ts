@@ -81,6 +81,17 @@ test('GRANT_EXPIRED carries no required field; exhausted carries remaining and r
   t.is(short.fields.required, 195);
 });
 
+test('remaining is what the refusing limit has left: a grant short of tokens reports its balance even when its daily cap has less; a daily refusal its day\'s rest when the week has less', (t) => {
+  const short = toApiError(refusalFor(assessGrant(grant({ totalTokens: 5000, usedTokens: 266, dailyCap: 300, dayKey: W.dayKey, dayUsed: 266 }), 6240, 'v4', NOW, W), false, 6240));
+  t.like(short, { code: 'GRANT_TOKENS_EXHAUSTED', fields: { remaining: 4734, required: 6240 } });
+  const daily = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 100, weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 950 }), 250, 'v4', NOW, W), false, 250));
+  t.like(daily, { code: 'GRANT_DAILY_LIMIT', fields: { remaining: 200 } });
+  const weekly = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 290, weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 900 }), 150, 'v4', NOW, W), false, 150));
+  t.like(weekly, { code: 'GRANT_DAILY_LIMIT', fields: { remaining: 10 } }, 'the daily cap refuses first');
+  const weekOnly = toApiError(refusalFor(assessGrant(grant({ weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 900 }), 150, 'v4', NOW, W), false, 150));
+  t.like(weekOnly, { code: 'GRANT_WEEKLY_LIMIT', fields: { remaining: 100 } });
+});
+
 test('daily limit carries resetAt, remaining and required, and no Retry-After', (t) => {
   const err = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 200 }), 195, 'v4', NOW, W), false, 195));
   t.is(err.fields.resetAt, W.dayResetAt);

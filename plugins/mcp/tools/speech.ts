@@ -74,7 +74,7 @@ async function withShortfall(err: unknown, ctx: ToolContext, characters: number)
     const engine = prices.engines.find((e) => e.isDefault) ?? prices.engines[0];
     const required = Math.ceil(Math.max(50, characters) * engine.billingMultiplier * prices.globalMultiplier - 1e-9);
     if (balance.remaining < required) {
-      throw new ToolError(`${err.details.message} The plan has ${balance.remaining} tokens left and this needs ${required}. Tell the user to top up their plan, or use a shorter text.`, { ...err.details, remaining: balance.remaining, required });
+      throw new ToolError(`${err.details.message} The plan can spend at most ${balance.remaining} tokens on one request now (its balance and any daily or weekly cap) and this needs ${required}. Tell the user to top up their plan, wait for a cap to reset, or use a shorter text.`, { ...err.details, remaining: balance.remaining, required });
     }
   } catch (inner) {
     if (inner instanceof ToolError && inner !== err && inner.details.required !== undefined) throw inner;
