@@ -48,26 +48,25 @@ export function isWellFormedKey(value: string): boolean {
 /**
  * Reads the key from `Authorization: Bearer` or `X-API-Key` (or a route's
  * extra header such as `X-AGENT-SECRET`). Sending more than one is 400:
- * the service will not guess which one the caller meant.
+ * the service will not guess which one the caller meant. That includes one
+ * header sent twice, so it takes the request's headers as Node keeps them
+ * all (`headersDistinct`): `headers` holds only the first `Authorization`,
+ * and a proxy that authorised the last would act for another tenant.
  */
-export function readPresentedKey(headers: Record<string, string | string[] | undefined>, extraHeader?: string): string | null {
-  const presented: string[] = [];
-  const authorization = headers.authorization;
-  if (typeof authorization === 'string' && authorization.length > 0) {
-    const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+export function readPresentedKey(headers: NodeJS.Dict<string[]>, extraHeader?: string): string | null {
+  const sent = (name: string) => (headers[name] ?? []).filter((value) => value.length > 0);
+  const authorization = sent('authorization');
+  const apiKey = sent('x-api-key');
+  const extra = extraHeader ? sent(extraHeader.toLowerCase()) : [];
+  if (authorization.length + apiKey.length + extra.length > 1) {
+    throw new ApiError(400, 'Send the API key in one header only, once: either Authorization: Bearer or X-API-Key.', { code: 'AMBIGUOUS_CREDENTIALS', compatType: 'invalid_request_error' });
+  }
+  if (authorization.length > 0) {
+    const match = /^Bearer\s+(.+)$/i.exec(authorization[0].trim());
     if (!match) throw unauthorized('Authorization header must be "Bearer <API_KEY>".');
-    presented.push(match[1].trim());
+    return match[1].trim();
   }
-  const apiKey = headers['x-api-key'];
-  if (typeof apiKey === 'string' && apiKey.length > 0) presented.push(apiKey.trim());
-  if (extraHeader) {
-    const extra = headers[extraHeader.toLowerCase()];
-    if (typeof extra === 'string' && extra.length > 0) presented.push(extra.trim());
-  }
-  if (presented.length > 1) {
-    throw new ApiError(400, 'Send the API key in one header only: either Authorization: Bearer or X-API-Key.', { code: 'AMBIGUOUS_CREDENTIALS', compatType: 'invalid_request_error' });
-  }
-  return presented[0] ?? null;
+  return (apiKey[0] ?? extra[0])?.trim() ?? null;
 }
 
 export interface KeyAuthenticator {

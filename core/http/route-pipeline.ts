@@ -159,7 +159,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
       }
       try {
         if (def.auth !== 'none') {
-          const key = readPresentedKey(ctx.headers, def.extraKeyHeader);
+          const key = readPresentedKey(ctx.req.headersDistinct, def.extraKeyHeader);
           if (key) state.auth = await services.keys.authenticate(key);
           else if (def.auth === 'required') throw new ApiError(401, 'Missing API key. Send Authorization: Bearer <API_KEY> or X-API-Key: <API_KEY>.');
         }

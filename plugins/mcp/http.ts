@@ -74,7 +74,7 @@ export function mcpHttp(deps: McpHttpDeps): Koa.Middleware {
     const metadata = `resource_metadata="${protectedResourceMetadataUrl(deps.selfApi.publicBaseUrl())}"`;
     let credential: string | null;
     try {
-      credential = readPresentedKey(ctx.headers);
+      credential = readPresentedKey(ctx.req.headersDistinct);
     } catch (err) {
       // Another scheme (Basic, DPoP) or a malformed header: still the challenge, which is where a client starts from (RFC 6750 3).
       const refusal = toApiError(err);
