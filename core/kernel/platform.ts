@@ -198,7 +198,10 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         // Leave the last quarter of the deadline (at most 5 s) for cut responses to refund and publish.
         const settleMs = Math.min(5000, deadlineMs / 4);
         let clean = await drain.idle(Math.max(0, left() - settleMs));
+        // Responses the deadline ended: settled (refunded, recorded) when `clean` comes back true, so the exit stays 0, but named in the last line.
+        let responsesEnded = 0;
         if (!clean) {
+          responsesEnded = drain.inFlight;
           logger.warn('deadline reached: ending the responses still open; they refund what they could not deliver', { inFlight: drain.inFlight });
           drain.interrupt();
           clean = await drain.idle(Math.max(0, left() - 500));
@@ -210,7 +213,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         await closeServer(opsServer, true);
         await registry.close((id, err) => logger.warn('error while closing a service', { service: id, err: err as Error }));
         await core.closeLast();
-        logger.info('stopped', { clean: clean && workersDone, ms: Date.now() - started });
+        logger.info('stopped', { clean: clean && workersDone, responsesEnded, ms: Date.now() - started });
         return clean && workersDone;
       })();
       return stopped;

@@ -96,6 +96,8 @@ test('SIGTERM during a /tts/stream: readiness false at once, the cut stream is r
   t.is(code, 0, first.output().slice(-2000));
   t.true(ms < 4000 + 2000, `left after ${ms} ms`);
   t.false(reader.terminated, 'the stream ended without its zero-length marker: cut short');
+  // Settled, so the exit is 0; the last line says the deadline ended a response.
+  t.regex(first.output(), /"msg":"stopped".*"clean":true,"responsesEnded":1/);
 
   const second = await start(dir);
   const after = client(second.url!);
