@@ -159,10 +159,11 @@ test('sending both auth headers is 400', async (t) => {
   t.is((await res.json()).statusCode, 400);
 });
 
-/** A GET whose headers may repeat (fetch folds repeats into one line; node:http sends each value as its own line). */
-function rawGet(url: string, headers: Record<string, string | string[]>): Promise<{ status: number; body: any }> {
+/** A GET whose headers may repeat, as [name, value, name, value, …] (fetch folds repeats into one line; node:http sends each pair as its own line). */
+function rawGet(url: string, headers: string[]): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    request(url, { headers }, (res) => {
+    // Given as an array, the headers are sent as they are: Node adds no Host.
+    request(url, { headers: ['host', new URL(url).host, ...headers] }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => { text += chunk; });
@@ -175,22 +176,25 @@ test('one auth header sent twice is 400 AMBIGUOUS_CREDENTIALS, whichever keys it
   const a = await p.bootstrap();
   const b = await p.bootstrap();
   for (const headers of [
-    { authorization: [`Bearer ${a.apiKey}`, `Bearer ${b.apiKey}`] },
-    { authorization: [`Bearer ${a.apiKey}`, 'Bearer garbage'] },
-    { 'x-api-key': [a.apiKey, a.apiKey] },
+    ['authorization', `Bearer ${a.apiKey}`, 'authorization', `Bearer ${b.apiKey}`],
+    ['authorization', `Bearer ${a.apiKey}`, 'authorization', 'Bearer garbage'],
+    ['x-api-key', a.apiKey, 'x-api-key', a.apiKey],
   ]) {
     const res = await rawGet(`${p.url}/api/v1/balance`, headers);
     t.is(res.status, 400, JSON.stringify(headers));
     t.like(res.body, { statusCode: 400, code: 'AMBIGUOUS_CREDENTIALS' });
   }
   const mcp = await new Promise<number>((resolve, reject) => {
-    request(`${p.url}/mcp`, { method: 'POST', headers: { authorization: [`Bearer ${a.apiKey}`, `Bearer ${b.apiKey}`], 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+    request(`${p.url}/mcp`, {
+      method: 'POST',
+      headers: ['host', new URL(p.url).host, 'authorization', `Bearer ${a.apiKey}`, 'authorization', `Bearer ${b.apiKey}`, 'content-type', 'application/json', 'accept', 'application/json, text/event-stream'],
+    }, (res) => {
       res.resume();
       resolve(res.statusCode!);
     }).on('error', reject).end('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
   });
   t.is(mcp, 400, 'MCP refuses it too');
-  t.is((await rawGet(`${p.url}/api/v1/balance`, { authorization: `Bearer ${a.apiKey}` })).status, 200);
+  t.is((await rawGet(`${p.url}/api/v1/balance`, ['authorization', `Bearer ${a.apiKey}`])).status, 200);
 });
 
 test('missing, malformed, unknown and revoked keys are 401', async (t) => {
