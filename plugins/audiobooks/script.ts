@@ -87,6 +87,29 @@ export function scriptUnits(title: string, segments: Iterable<ScriptSegment>, ma
   return units;
 }
 
+/**
+ * The units' silences as heard: a unit with nothing to speak ("* * *", a
+ * title of symbols) renders no audio, so its gap would stand next to the
+ * following unit's and double it. Its gap moves to the next spoken unit
+ * instead (the longer of the two, so a scene change marked by "***" stays a
+ * scene change), and nothing comes before the first spoken unit but the
+ * file's lead-in. Only gaps change: the units, hence the part plan, do not.
+ */
+export function audibleGaps(units: ScriptUnit[], speakable: (text: string) => boolean): ScriptUnit[] {
+  let spokenBefore = false;
+  let carried = 0;
+  return units.map((unit) => {
+    if (!speakable(unit.text)) {
+      carried = Math.max(carried, unit.gapBefore);
+      return { ...unit, gapBefore: 0 };
+    }
+    const gapBefore = spokenBefore ? Math.max(carried, unit.gapBefore) : 0;
+    carried = 0;
+    spokenBefore = true;
+    return { ...unit, gapBefore };
+  });
+}
+
 /** Consecutive units packed into parts of at most `maxChars` characters (a longer unit stands alone). */
 export function planParts(units: ScriptUnit[], maxChars: number): PartRange[] {
   const parts: PartRange[] = [];

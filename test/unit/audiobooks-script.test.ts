@@ -1,6 +1,7 @@
 import test from 'ava';
-import { packLine, planParts, scriptUnits, SILENCE, type ScriptSegment } from '../../plugins/audiobooks/script.ts';
+import { audibleGaps, packLine, planParts, scriptUnits, SILENCE, type ScriptSegment } from '../../plugins/audiobooks/script.ts';
 import { trimSilence } from '../../plugins/audiobooks/render/trim.ts';
+import { speaks } from '../../plugins/audiobooks/render/part.ts';
 
 const seg = (text: string, speaker: string | null = null, sceneBreak = false): ScriptSegment => ({ text, speaker, sceneBreak });
 
@@ -24,6 +25,25 @@ test('SPEC silences: 2.5 s after the chapter title, 0.6 s between paragraphs and
 test('a scene change on the first segment still follows the title by 2.5 s; blank lines are not read', (t) => {
   const units = scriptUnits('Tựa', [seg('\n\nMở đầu.\n\n', null, true)], 1000);
   t.deepEqual(units.map((u) => [u.text, u.gapBefore]), [['Tựa', 0], ['Mở đầu.', 2.5]]);
+});
+
+test('a unit with nothing to speak adds no silence of its own: its gap moves to the next spoken unit (the longer kept), and an unspoken title leaves only the lead-in; the plan is unchanged', (t) => {
+  const script = [seg('Trước dấu sao.\n* * *\nSau dấu sao.'), seg('***', null, true), seg('Cảnh mới.'), seg('Lan cười.\n* * *')];
+  const planned = scriptUnits('Chương một', script, 1000);
+  const heard = audibleGaps(planned, speaks);
+  t.deepEqual(heard.map((u) => [u.text, u.gapBefore]), [
+    ['Chương một', 0],
+    ['Trước dấu sao.', SILENCE.afterTitle],
+    ['* * *', 0],
+    ['Sau dấu sao.', SILENCE.paragraph],
+    ['***', 0],
+    ['Cảnh mới.', SILENCE.sceneChange],
+    ['Lan cười.', SILENCE.paragraph],
+    ['* * *', 0],
+  ]);
+  t.deepEqual(planParts(heard, 1000), planParts(planned, 1000), 'the same units, so finished parts stay valid');
+  const untitled = audibleGaps(scriptUnits('* * *', [seg('Mở đầu.'), seg('Tiếp.')], 1000), speaks);
+  t.deepEqual(untitled.map((u) => u.gapBefore), [0, 0, SILENCE.paragraph], 'no 2.5 s after a title nobody hears');
 });
 
 test('a line longer than a part is cut at sentence ends, then at spaces, never losing a word', (t) => {

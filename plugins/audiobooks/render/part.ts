@@ -21,6 +21,9 @@ export interface PartInput {
   signal?: AbortSignal;
 }
 
+/** Whether a unit renders any speech (see `audibleGaps`). */
+export const speaks = (text: string): boolean => prepareText(text).chunks.length > 0;
+
 /** PCM of one part: each unit's silence, then its speech trimmed of the engine's own silences. */
 async function* partPcm(engine: SpeechEngine, input: PartInput): AsyncGenerator<Buffer> {
   for (const unit of input.units) {

@@ -14,8 +14,8 @@ import type { AudiobookSettings } from '../config.ts';
 import type { ApiWorkProbe } from '../api-work.ts';
 import { failAttempt } from '../attempts.ts';
 import { isUnreachableDependency } from '../../../core/unreachable.ts';
-import { planParts, scriptUnits, SILENCE } from '../script.ts';
-import { BOOK_SAMPLE_RATE, partKey, renderPart } from './part.ts';
+import { audibleGaps, planParts, scriptUnits, SILENCE } from '../script.ts';
+import { BOOK_SAMPLE_RATE, partKey, renderPart, speaks } from './part.ts';
 
 /**
  * The chapter renderer: a member of the inference consumer group on
@@ -85,8 +85,9 @@ export async function startChapterRenderer(deps: RendererDeps): Promise<() => Pr
     const { bookId, index } = chapter;
     const voiceOf = await voicesOf(bookId);
     const script = await store.readSegments(bookId, index, 0, chapter.segments);
-    const units = scriptUnits(chapter.title, script, settings.partChars);
-    const plan = planParts(units, settings.partChars);
+    const planned = scriptUnits(chapter.title, script, settings.partChars);
+    const plan = planParts(planned, settings.partChars);
+    const units = audibleGaps(planned, speaks);
     // A plan that no longer matches the recorded parts (the part size changed) starts over.
     const parts: Array<PartRecord | null> = chapter.parts.length === plan.length || chapter.parts.every((p) => p === null) ? [...chapter.parts] : [];
     for (const [p, range] of plan.entries()) {
