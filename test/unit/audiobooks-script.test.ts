@@ -58,6 +58,17 @@ test('a line longer than a part is cut at sentence ends, then at spaces, never l
   t.deepEqual(packLine('aaaaaaaaaa', 4), ['aaaa', 'aaaa', 'aa'], 'a single longer word is cut hard');
 });
 
+test('where a long line is cut at a sentence end, the pieces keep a sentence pause between them (trimming took it away); a cut between words keeps none', (t) => {
+  const line = 'Câu thứ nhất rất ngắn. Câu thứ hai cũng ngắn thôi! Và câu cuối cùng thì dài hơn một chút so với những câu trước?';
+  const units = scriptUnits('Tựa', [seg(line)], 40);
+  t.deepEqual(units.slice(1).map((u) => [u.text, u.gapBefore]), [
+    ['Câu thứ nhất rất ngắn.', SILENCE.afterTitle],
+    ['Câu thứ hai cũng ngắn thôi! Và câu cuối', SILENCE.sentence],
+    ['cùng thì dài hơn một chút so với những', 0],
+    ['câu trước?', 0],
+  ]);
+});
+
 test('parts cover every unit once, in order, each within the part size unless one unit alone is longer', (t) => {
   const segments = Array.from({ length: 30 }, (_, i) => seg(`Đoạn văn số ${i} kể một câu chuyện ngắn về làng quê.`));
   const units = scriptUnits('Chương dài', segments, 120);
