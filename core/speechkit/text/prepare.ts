@@ -6,11 +6,11 @@
  */
 import { applyCueTags } from './cues.ts';
 import { hasSpeakableChunk, splitChunks, type SplitOptions } from './split.ts';
-import { capCombiningRuns } from './unicode.ts';
+import { capCombiningRuns, stripZeroWidth, ZERO_WIDTH_GATE } from './unicode.ts';
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
-  readScaleSuffixes, readSymbols, readTimes, readUnits, separateCodeHyphens, collapseWhitespace, trimEnds, type Rule,
+  readScaleSuffixes, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
   ABBREVIATION_GATE, CURRENCY_GATE, DATE_GATE, UNIT_GATE,
 } from './rules.ts';
 
@@ -53,12 +53,16 @@ export function expansionLimit(characters: number): number {
  * Order matters: see rules.ts for why each rule runs before the next.
  */
 export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: RegExp | null }> = [
+  // Before the cap: a zero-width character between two runs of combining marks must not join them past it.
+  { name: 'stripZeroWidth', rule: stripZeroWidth, gate: ZERO_WIDTH_GATE },
   { name: 'capCombiningRuns', rule: capCombiningRuns, gate: null },
   { name: 'NFC', rule: (t) => t.normalize('NFC'), gate: null },
   { name: 'applyCueTags', rule: applyCueTags, gate: /\[/ },
   // A run longer than MAX_NUMBER_RUN (32) is 33 or more digits, dots and commas in a row.
   { name: 'readLongNumberRuns', rule: readLongNumberRuns, gate: /[0-9.,]{33}/ },
   { name: 'expandAbbreviations', rule: expandAbbreviations, gate: ABBREVIATION_GATE },
+  // Gate inside the rule: a digit, a space, three digits.
+  { name: 'joinSpacedThousands', rule: joinSpacedThousands, gate: null },
   { name: 'readPhoneNumbers', rule: readPhoneNumbers, gate: /0\d|\+84/ },
   { name: 'readDates', rule: readDates, gate: DATE_GATE },
   { name: 'readTimes', rule: readTimes, gate: /\d[:h]/ },
@@ -66,7 +70,9 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'readOrdinals', rule: readOrdinals, gate: /h\u1ee9 \d/ },
   { name: 'separateCodeHyphens', rule: separateCodeHyphens, gate: /-/ },
   { name: 'readRanges', rule: readRanges, gate: /[-\u2013]/ },
-  { name: 'readNegatives', rule: readNegatives, gate: /[-\u2212]\d/ },
+  // Gate inside the rule: one of ~ × ≥ ≤ ± ≈ ÷.
+  { name: 'readSigns', rule: readSigns, gate: null },
+  { name: 'readNegatives', rule: readNegatives, gate: /[-\u2212\u2013]\d/ },
   { name: 'readCurrencies', rule: readCurrencies, gate: CURRENCY_GATE },
   { name: 'readPercentages', rule: readPercentages, gate: /%/ },
   { name: 'readUnits', rule: readUnits, gate: UNIT_GATE },

@@ -69,8 +69,20 @@ export const expandAbbreviations: Rule = (text) =>
     .replace(districtRe, 'quận ')
     .replace(wardRe, 'phường ');
 
+/**
+ * "1 000 000": one to three digits, then groups of exactly three after single
+ * spaces (or no-break/narrow spaces), is one number, written again with dots
+ * for the number rules. Not after a number and a space, not before one, and
+ * never from a leading 0 (a phone number in groups is the phone rule's).
+ * Runs on every text; its own quick test is the gate.
+ */
+const SPACED_GATE = /\d[ \u00a0\u202f]\d{3}/u;
+const spacedThousandsRe = re(String.raw`(?<![\p{N}.,][ \u00a0\u202f]?|[\p{L}+])[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3}){1,4}(?![\p{N}]|[ \u00a0\u202f]\d|[.,]\d)`);
+export const joinSpacedThousands: Rule = (text) =>
+  !SPACED_GATE.test(text) ? text : text.replace(spacedThousandsRe, (m) => m.replace(/[ \u00a0\u202f]/gu, '.'));
+
 /** 0 or +84, then groups of digits; a Vietnamese number has 9 or 10 digits after the prefix. */
-const phoneRe = re(String.raw`(?<![\p{L}\p{N}+])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
+const phoneRe = re(String.raw`(?<![\p{L}\p{N}+]|\p{N}[.,])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
 export const readPhoneNumbers: Rule = (text) =>
   text.replace(phoneRe, (m, prefix: string, rest: string) => {
     const digits = rest.replace(/\D/g, '');
@@ -83,25 +95,88 @@ const validMonth = (m: number) => m >= 1 && m <= 12;
 const precededBy = (text: string, offset: number, word: RegExp) => word.test(text.slice(Math.max(0, offset - 12), offset));
 
 const fullDateRe = re(String.raw`(?<!\p{N})(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?!\p{N})`);
-const dayMonthRe = re(String.raw`(?<=(ngày|mùng|hôm|sáng|trưa|chiều|tối|đêm|Ngày|Mùng|Hôm|Sáng|Trưa|Chiều|Tối|Đêm) )(\d{1,2})/(\d{1,2})(?![\p{N}/])`);
+/** "2024-03-12", "2024/03/12": year first (ISO 8601). */
+const isoDateRe = re(String.raw`(?<![\p{N}/.,-])(\d{4})([/-])(\d{1,2})\2(\d{1,2})(?![\p{N}]|[/.,-]\d)`);
+/** d/m or d-m; whether it is a date is decided by the words before it (dayMonthReading). */
+const dayMonthRe = re(String.raw`(?<![\p{N}/.,\-–])(\d{1,2})([/-])(\d{1,2})(?![\p{N}/]|[-–.,]\d)`);
 const monthYearRe = re(String.raw`(?<![\p{N}/])(\d{1,2})/(\d{4})(?!\p{N})`);
 const monthWordRe = re(String.raw`(?<=[tT]háng )(\d{1,2})(?![\p{N}/.,])`);
+
+/**
+ * Words after which d/m is always a date, matched case-insensitively as the
+ * word(s) right before the number. DATE_DAY_WORDS already name the day
+ * ("ngày 5/3", "dịp 30/4", "Ngày Nhà giáo 20/11"); the others gain "ngày".
+ */
+const DATE_DAY_WORDS = [
+  'ngày', 'mùng', 'mồng', 'dịp', 'tết', 'lễ', 'nhà giáo', 'quốc khánh', 'giáng sinh', 'noel', 'valentine',
+  'thiếu nhi', 'trung thu', 'giải phóng', 'thống nhất', 'quốc tế phụ nữ', 'quốc tế lao động',
+];
+const DATE_TIME_WORDS = ['hôm', 'hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm'];
+/** After these d/m is a date only when it cannot be a common fraction (day ≥ month: "từ 12/3") or starts a date range. */
+const DATE_WEAK_WORDS = ['từ', 'đến', 'tới', 'trước', 'sau', 'đầu', 'cuối', 'vào', 'hạn'];
+const wordsBefore = (words: string[]) => new RegExp(`(?:^|[^\\p{L}])(${alternation(words)})\\s$`, 'iu');
+const dayWordBefore = wordsBefore(DATE_DAY_WORDS);
+const timeWordBefore = wordsBefore(DATE_TIME_WORDS);
+const weakWordBefore = wordsBefore(DATE_WEAK_WORDS);
+/** What may stand between two dates of a list ("12/3, 13/3 và 14/3", "từ 12/3 đến 15/3"). */
+const dateListGap = /^\s*(?:,|;|và|hoặc|đến|tới|[-–])?\s*$/u;
+/** A d-m with a dash is a range, not a date, before these ("ngày 1-5 tháng 3", "sáng 8-10 giờ"). */
+const rangeUnitAfter = /^\s*(?:tháng|\/|giờ|h(?!\p{L}))/iu;
+/** A d/m right after, joined by a range word, that can only be a date ("từ 1/3 đến 15/3"). */
+const dateRangeAfter = /^\s?(?:[-–]|đến|tới)\s?(\d{1,2})\/(\d{1,2})(?![\p{N}/])/u;
+/** How far back the words deciding a reading are looked for: bounded, so every rule stays linear. */
+const WINDOW = 28;
+
+/** "2024-03-12": the year first (ISO 8601). */
+const readIsoDates: Rule = (text) =>
+  text.replace(isoDateRe, (m, y: string, _sep, mo: string, d: string, offset: number, all: string) => {
+    if (!validDay(+d) || !validMonth(+mo)) return m;
+    const lead = precededBy(all, offset, /ngày\s$/iu) ? '' : 'ngày ';
+    return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)} năm ${readCardinal(y)}`;
+  });
+
+/**
+ * d/m after a date word, and the d/m that continue a list after a date; a
+ * genuine fraction ("1/2 dân số", "đến 3/4 số phiếu") stays for readFractions.
+ * d-m with a dash is a date only after a word that names the day ("ngày
+ * 1-5", "ngày 30-4 và 2-9"): anywhere else it is a range.
+ */
+const readDayMonths: Rule = (text) => {
+  let lastEnd = -1;
+  let lastSep = '';
+  let lastMonth = 0;
+  return text.replace(dayMonthRe, (m, d: string, sep: string, mo: string, offset: number, all: string) => {
+    if (!validDay(+d) || !validMonth(+mo)) return m;
+    const before = all.slice(Math.max(0, offset - WINDOW), offset);
+    const after = all.slice(offset + m.length, offset + m.length + WINDOW);
+    const improper = +d >= +mo;
+    const continues = lastEnd >= 0 && sep === lastSep && offset - lastEnd <= 10
+      && dateListGap.test(all.slice(lastEnd, offset)) && (improper || +mo >= lastMonth);
+    let lead: string | null = null;
+    if (continues || dayWordBefore.test(before)) lead = '';
+    else if (sep === '/' && timeWordBefore.test(before)) lead = 'ngày ';
+    else if (sep === '/' && weakWordBefore.test(before)) {
+      const range = dateRangeAfter.exec(after);
+      if (improper || (range && validDay(+range[1]) && validMonth(+range[2]) && +range[1] >= +range[2])) lead = 'ngày ';
+    }
+    if (lead === null || (sep === '-' && rangeUnitAfter.test(after))) return m;
+    lastEnd = offset + m.length;
+    lastSep = sep;
+    lastMonth = +mo;
+    return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)}`;
+  });
+};
 
 /** What readDates needs: two numbers joined by "/", "." or "-", or a number after "tháng". */
 export const DATE_GATE = /\d[/.-]\d|háng \d/u;
 
 export const readDates: Rule = (text) =>
-  text
+  readDayMonths(readIsoDates(text)
     .replace(fullDateRe, (m, d: string, _sep, mo: string, y: string, offset: number, all: string) => {
       if (!validDay(+d) || !validMonth(+mo)) return m;
       const lead = precededBy(all, offset, /ngày\s$/iu) ? '' : 'ngày ';
       return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)} năm ${readCardinal(y)}`;
-    })
-    .replace(dayMonthRe, (m, word: string, d: string, mo: string) => {
-      if (!validDay(+d) || !validMonth(+mo)) return m;
-      const lead = /^(ngày|mùng)$/iu.test(word) ? '' : 'ngày ';
-      return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)}`;
-    })
+    }))
     .replace(monthYearRe, (m, mo: string, y: string, offset: number, all: string) => {
       if (!validMonth(+mo)) return m;
       const lead = precededBy(all, offset, /tháng\s$/iu) ? '' : 'tháng ';
@@ -109,8 +184,13 @@ export const readDates: Rule = (text) =>
     })
     .replace(monthWordRe, (m, mo: string) => (validMonth(+mo) ? readMonth(+mo) : m));
 
-const clockRe = re(String.raw`(?<![\p{N}:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\p{N}:])`);
+const clockRe = re(String.raw`(?<![\p{N}:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\p{N}:]|[.,]\d)`);
 const hourMarkRe = re(String.raw`${START}(\d{1,2})h(\d{2})?(p|ph|')?${END}`);
+/** "1:10", "1:50.000": a colon between numbers; a ratio when the second is grouped or a ratio word comes before. */
+const ratioRe = re(String.raw`(?<![\p{N}:.,])(\d{1,3}(?:[.,]\d{3})*):(\d{1,3}(?:[.,]\d{3})+|\d{1,6})(?![\p{N}:]|[.,]\d)`);
+const ratioWordBefore = /(?:^|[^\p{L}])(?:tỷ lệ|tỉ lệ|pha loãng|pha)\s$/iu;
+/** The dash between two clock times ("8h-17h", "19:30 - 21:00"): readRanges no longer sees digits on both sides once they are read. */
+const timeRangeDashRe = re(String.raw`(?<=(?<![\p{L}\p{N}:])\d{1,2}(?:h(?:\d{2})?|:\d{2}(?::\d{2})?))\s?[-–]\s?(?=\d{1,2}(?:h|:\d{2}))`);
 
 function readClock(h: string, m: string | undefined, s: string | undefined, minuteWord: boolean): string | null {
   if (+h > 24 || (m !== undefined && +m > 59) || (s !== undefined && +s > 59)) return null;
@@ -122,6 +202,11 @@ function readClock(h: string, m: string | undefined, s: string | undefined, minu
 
 export const readTimes: Rule = (text) =>
   text
+    .replace(ratioRe, (m, a: string, b: string, offset: number, all: string) =>
+      /[.,]/u.test(b) || ratioWordBefore.test(all.slice(Math.max(0, offset - WINDOW), offset))
+        ? `${readNumberToken(a)} trên ${readNumberToken(b)}`
+        : m)
+    .replace(timeRangeDashRe, ' đến ')
     .replace(clockRe, (m, h: string, mi: string, s: string | undefined) => readClock(h, mi, s, true) ?? m)
     .replace(hourMarkRe, (m, h: string, mi: string | undefined, suffix: string | undefined) =>
       readClock(h, mi, undefined, suffix !== undefined) ?? m);
@@ -156,11 +241,42 @@ export const separateCodeHyphens: Rule = (text) => {
   return from === 0 ? text : out + text.slice(from);
 };
 
-/** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
-export const readRanges: Rule = (text) => text.replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
+/** A score after these words ("thắng 2-1", "tỷ số 2-1", "thắng Thái Lan 2-1") is read "hai – một", not as a range. */
+const scoreWordBefore = /(?:^|[^\p{L}])(?:tỷ số|tỉ số|thắng|thua|hòa|hoà)\s$/iu;
+/** Up to three capitalised words (a team's name) between the word and the score. */
+const namesAtEnd = /(?<=\s)(?:\p{Lu}\p{L}*\s){1,3}$/u;
+const scoreBefore = (before: string) => scoreWordBefore.test(before) || scoreWordBefore.test(before.replace(namesAtEnd, ''));
+/** "thắng 3-5 trận" counts matches: a range. */
+const countedAfter = /^\s?(?:trận|ván|lần|người|ghế|phiếu|giải|tuần|%)/iu;
+const scoreRe = /(?<![\p{N}.,])(\d{1,2})\s?[-–]\s?(\d{1,2})(?![\p{N}]|[.,]\d)/gu;
 
-/** A minus sign that starts a token is "âm" ("-5°C"). */
-export const readNegatives: Rule = (text) => text.replace(/(?<=^|[\s(])[-−](?=\d)/gmu, 'âm ');
+/** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
+export const readRanges: Rule = (text) =>
+  text
+    .replace(scoreRe, (m, a: string, b: string, offset: number, all: string) =>
+      scoreBefore(all.slice(Math.max(0, offset - WINDOW), offset)) && !countedAfter.test(all.slice(offset + m.length, offset + m.length + 8))
+        ? `${readCardinal(a)} – ${readCardinal(b)}` : m)
+    .replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
+
+/** A minus sign (or an en dash) that starts a token is "âm" ("-5°C", "–5°C"). */
+export const readNegatives: Rule = (text) => text.replace(/(?<=^|[\s(])[-−–](?=\d)/gmu, 'âm ');
+
+/**
+ * Signs read before numbers are read: "~50" is "khoảng năm mươi", "2 × 3"
+ * "hai nhân ba"; ≥ ≤ ± ≈ ÷ are read wherever they stand. Runs on every text
+ * (its own quick test is the gate).
+ */
+const SIGN_GATE = /[~×≥≤±≈÷]/u;
+const SIGN_WORDS: Record<string, string> = {
+  '≥': 'lớn hơn hoặc bằng', '≤': 'nhỏ hơn hoặc bằng', '±': 'cộng trừ', '≈': 'xấp xỉ', '÷': 'chia',
+};
+export const readSigns: Rule = (text) =>
+  !SIGN_GATE.test(text)
+    ? text
+    : text
+      .replace(/[≥≤±≈÷]/gu, (sign) => ` ${SIGN_WORDS[sign]} `)
+      .replace(/(?<![\p{L}\p{N}~])~\s?(?=\d)/gu, 'khoảng ')
+      .replace(/(?<=\d\s?)×(?=\s?\d)/gu, ' nhân ');
 
 const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
 const currencyBeforeRe = re(`(${alternation(Object.keys(CURRENCY_BEFORE))})\\s?${NUM}(?:\\s?(${scaleAlt})${END})?`);
@@ -189,32 +305,75 @@ const unitRe = re(`(?<!\\p{N})${NUM}\\s?(${alternation(Object.keys(UNITS))})${EN
 /** What readUnits needs: a digit, maybe a space, then a unit. */
 export const UNIT_GATE = new RegExp(`\\d\\s?(?:${alternation(Object.keys(UNITS))})`, 'u');
 
+/** "1m75": a height, metres then centimetres. */
+const heightRe = re(String.raw`${START}(\d)m(\d{2})${END}`);
+/** "1990s": a decade ("những năm một nghìn chín trăm chín mươi"), not seconds. */
+const decadeRe = /^(?:1\d|20)\d0$/u;
+
 export const readUnits: Rule = (text) =>
-  text.replace(unitRe, (_m, num: string, unit: string) => `${readNumberToken(num)} ${UNITS[unit]}`);
+  text
+    .replace(heightRe, (_m, metres: string, cm: string) => `${readCardinal(metres)} mét ${readCardinal(cm)}`)
+    .replace(unitRe, (m, num: string, unit: string) =>
+      unit === 's' && m.length === num.length + 1 && decadeRe.test(num)
+        ? `những năm ${readCardinal(num)}`
+        : `${readNumberToken(num)} ${UNITS[unit]}`);
 
 /** "50k", "2tr": informal amounts without a currency. */
 const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`);
 export const readScaleSuffixes: Rule = (text) =>
   text.replace(scaleSuffixRe, (_m, num: string, s: string) => amount(num, s));
 
-const ordinalRe = re(String.raw`(?<=[tT]hứ )(\d{1,2})(?!\p{N})`);
+/** "thứ 2"; not "thứ 1.000", which the cardinal rule reads whole. */
+const ordinalRe = re(String.raw`(?<=[tT]hứ )(\d{1,2})(?![\p{N}]|[.,]\d)`);
 export const readOrdinals: Rule = (text) =>
   text.replace(ordinalRe, (_m, n: string) => readOrdinal(+n));
 
-const romanContextRe = re(String.raw`((?:[tT]hế kỷ|[tT]hế kỉ|[tT]hế chiến|[đĐ]ại hội|[kK]hóa|[kK]hoá|[cC]hương|[pP]hần) )([IVXLCDM]+)${END}`);
+/** Words after which an upper-case Roman numeral is read, matched case-insensitively ("Thế Kỷ XX", "THẾ KỶ XXI"). */
+const ROMAN_CONTEXTS = [
+  'thế kỷ', 'thế kỉ', 'thế chiến', 'đại hội', 'khóa', 'khoá', 'chương', 'phần', 'quý', 'cấp', 'tập', 'mục',
+  'giai đoạn', 'kỳ', 'kì', 'thứ',
+];
+const romanContextBefore = new RegExp(`(${alternation(ROMAN_CONTEXTS)}) $`, 'iu');
+/** "thành phần X", "cổ phần A": "phần" is part of another word. */
+const compoundPhanBefore = /(?:thành|cổ) phần $/iu;
+/** The numeral, maybe with a year ("Quý III/2024"); the context word is checked in the 20 characters before it. */
+const romanRe = re(String.raw`(?<=\p{L} )([IVXLCDM]{1,15})(?:\/(\d{4}))?${END}`);
+/**
+ * After "thứ" ("lần thứ XIII", "Thế chiến thứ II") a numeral is an ordinal
+ * ("thứ tư") and must have two letters or more; a lone C, D, L or M is a
+ * letter ("Phần C: Tự luận"), a lone I, V or X a numeral ("Phần I", "thế kỷ X").
+ */
 export const readRomanNumerals: Rule = (text) =>
-  text.replace(romanContextRe, (m, lead: string, roman: string) => {
+  text.replace(romanRe, (m, roman: string, year: string | undefined, offset: number, all: string) => {
+    const context = romanContextBefore.exec(all.slice(Math.max(0, offset - 20), offset));
+    if (context === null || compoundPhanBefore.test(all.slice(Math.max(0, offset - 20), offset))) return m;
+    const ordinal = context[1].toLowerCase() === 'thứ';
+    if (roman.length === 1 && (ordinal || 'CDLM'.includes(roman))) return m;
     const n = parseRoman(roman);
-    return n === null ? m : lead + readCardinal(String(n));
+    if (n === null) return m;
+    const reading = ordinal ? readOrdinal(n) : readCardinal(String(n));
+    return year === undefined ? reading : `${reading} năm ${readCardinal(year)}`;
   });
 
 export const readFractions: Rule = (text) =>
   text.replace(/(?<![\p{N}/])(\d{1,4})\/(\d{1,4})(?![\p{N}/])/gu, (_m, a: string, b: string) =>
-    `${readCardinal(a)} ${+a < +b ? 'phần' : 'trên'} ${readCardinal(b)}`);
+    +a < +b ? `${readCardinal(a)} phần ${+b === 4 ? 'tư' : readCardinal(b)}` : `${readCardinal(a)} trên ${readCardinal(b)}`);
 
 const remainingNumberRe = re(`(?<!\\p{N})${NUM}(?![\\p{N}])`);
+/** "ngày 05", "07 giờ", "phạt 01 năm": a two-digit number with a leading zero next to a date or time word is its value. */
+const zeroPadWordBefore = /(?:^|[^\p{L}])(?:ngày|mùng|mồng|tháng)\s$/iu;
+const zeroPadWordAfter = /^\s(?:giờ|phút|giây|năm|tháng|ngày)(?!\p{L})/iu;
+/** A number glued to letters ("U23", "H5N1", "VTV1") is set apart from them by spaces once it is words. */
 export const readRemainingNumbers: Rule = (text) =>
-  text.replace(remainingNumberRe, (_m, num: string) => readNumberToken(num));
+  text.replace(remainingNumberRe, (_m, num: string, offset: number, all: string) => {
+    const end = offset + num.length;
+    const padded = /^0\d$/u.test(num)
+      && (zeroPadWordBefore.test(all.slice(Math.max(0, offset - 8), offset)) || zeroPadWordAfter.test(all.slice(end, end + 8)));
+    const reading = padded ? readCardinal(num) : readNumberToken(num);
+    const lead = offset > 0 && LETTER.test(pointBefore(all, offset)) ? ' ' : '';
+    const tail = end < all.length && LETTER.test(pointAt(all, end)) ? ' ' : '';
+    return lead + reading + tail;
+  });
 
 /** Symbols a reader says aloud, and markdown emphasis that must not be read. */
 export const readSymbols: Rule = (text) =>

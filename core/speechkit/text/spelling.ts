@@ -4,7 +4,7 @@
  * switches to an English voice for English words; spelling them the way
  * Vietnamese speakers say them keeps one voice and the expected reading.
  */
-import { ABBREVIATIONS } from './lexicon.ts';
+import { ABBREVIATIONS, CURRENCY_AFTER, SCALE_SUFFIXES, UNITS, alternation } from './lexicon.ts';
 import { parseRoman } from './numbers.ts';
 
 /** Letter names as said in Vietnamese when spelling acronyms ("VTV" → "vê tê vê"). */
@@ -75,13 +75,18 @@ export function spellAcronym(token: string): string {
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'-]*/gu;
 const ACRONYM = /^(?:[A-ZĐ]{2,6}|IoT)$/u;
+/** A number, maybe with a scale word ("5 triệu"), right before a token: the token is a unit or currency that preparation reads. */
+const AMOUNT_BEFORE = new RegExp(`\\d(?:\\s?(?:${alternation(Object.keys(SCALE_SUFFIXES))}))?\\s?$`, 'u');
+const isReadAfterAmount = (word: string, text: string, index: number) =>
+  (word in UNITS || word in CURRENCY_AFTER) && AMOUNT_BEFORE.test(text.slice(Math.max(0, index - 10), index));
 const isShouted = (word: string | undefined) => !!word && /\p{Lu}{2,}/u.test(word) && word === word.toUpperCase();
 
 /**
  * Spells acronyms and respells common English words. A run of capitalised
  * words is a shouted heading, not a row of acronyms, so it is left alone;
- * abbreviations that text preparation expands (UBND) and Roman numerals
- * (XXI) are left for it.
+ * abbreviations that text preparation expands (UBND), Roman numerals
+ * (XXI), and units and currencies after an amount ("5 USD", "512 GB") are
+ * left for it.
  */
 export function respellTokens(text: string): string {
   const words = Array.from(text.matchAll(WORD));
@@ -97,6 +102,7 @@ export function respellTokens(text: string): string {
       ACRONYM.test(word) &&
       !shouting &&
       !(word in ABBREVIATIONS) &&
+      !isReadAfterAmount(word, text, m.index!) &&
       !(/^[IVX]+$/.test(word) && parseRoman(word) !== null)
     ) {
       replacement = spellAcronym(word);

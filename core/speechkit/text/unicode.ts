@@ -24,3 +24,9 @@ export function capCombiningRuns(text: string): string {
   if (!hasLongCombiningRun(text)) return text;
   return text.replace(COMBINING_RUN, (run) => (run.length > MAX_COMBINING_RUN ? run.slice(0, MAX_COMBINING_RUN) : run));
 }
+
+/** Zero-width characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM) say nothing and split numbers ("10\u200b000"). */
+export const ZERO_WIDTH_GATE = /[\u200b-\u200d\u2060\ufeff]/u;
+export function stripZeroWidth(text: string): string {
+  return text.replace(/[\u200b-\u200d\u2060\ufeff]+/gu, '');
+}

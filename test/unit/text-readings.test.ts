@@ -1,0 +1,133 @@
+import test from 'ava';
+import { normalizeText } from '../../core/speechkit/text/prepare.ts';
+import { refineText } from '../../core/speechkit/text/refiner.ts';
+import { ModerationList } from '../../core/speechkit/text/moderation.ts';
+
+type Case = [rule: string, input: string, expected: string];
+
+// Each rule with rows that prove the new reading and rows that prove nearby ordinary text is unchanged.
+const READINGS: Case[] = [
+  // day/month dates without "ngày"
+  ['d/m after "từ" and "đến" is a date', 'từ 12/3 đến 15/3', 'từ ngày mười hai tháng ba đến mười lăm tháng ba'],
+  ['d/m after "dịp" is a date', 'dịp 30/4', 'dịp ba mươi tháng tư'],
+  ['d/m after "hôm nay" is a date', 'hôm nay 2/9', 'hôm nay ngày hai tháng chín'],
+  ['d/m after a holiday name is a date', 'Ngày Nhà giáo 20/11', 'Ngày Nhà giáo hai mươi tháng mười một'],
+  ['a list of d/m after a date are all dates', 'ngày 12/3, 13/3 và 14/3', 'ngày mười hai tháng ba, mười ba tháng ba và mười bốn tháng ba'],
+  ['date words are matched case-insensitively', 'NGÀY 12/3', 'NGÀY mười hai tháng ba'],
+  ['d/m after "tết" is a date', 'tết 1/1', 'tết một tháng một'],
+  ['a date range after "từ" starting with a small day', 'từ 1/3 đến 15/3', 'từ ngày một tháng ba đến mười lăm tháng ba'],
+  ['a fraction without a date word stays a fraction', '1/2 dân số', 'một phần hai dân số'],
+  ['a fraction after "đến" stays a fraction', 'chiếm đến 3/4 số phiếu', 'chiếm đến ba phần tư số phiếu'],
+  ['fractions after "từ" stay fractions', 'giảm từ 1/2 xuống 1/3', 'giảm từ một phần hai xuống một phần ba'],
+  ['a fraction after a date and a comma stays a fraction', 'ngày 5/3, 1/2 dân số', 'ngày năm tháng ba, một phần hai dân số'],
+  ['"24/7" stays "trên"', 'mở cửa 24/7', 'mở cửa hai mươi tư trên bảy'],
+  ['an impossible month after a date word is not a date', 'ngày 5/13', 'ngày năm phần mười ba'],
+  // dash dates and ISO dates
+  ['d-m after "ngày" is a date', 'ngày 1-5', 'ngày một tháng năm'],
+  ['a list of d-m after "ngày"', 'ngày 30-4 và 2-9', 'ngày ba mươi tháng tư và hai tháng chín'],
+  ['an ISO date is one date', '2024-03-12', 'ngày mười hai tháng ba năm hai nghìn không trăm hai mươi tư'],
+  ['an ISO date after "ngày" does not repeat it', 'ngày 2024-03-12', 'ngày mười hai tháng ba năm hai nghìn không trăm hai mươi tư'],
+  ['d-m before "tháng" is a range of days', 'ngày 1-5 tháng 3', 'ngày một đến năm tháng ba'],
+  ['a dash without a date word is a range', '5-10 người', 'năm đến mười người'],
+  ['a dash after a time of day is a range', 'sáng 8-10 giờ', 'sáng tám đến mười giờ'],
+  // scores
+  ['a score after "thắng"', 'thắng 2-1', 'thắng hai – một'],
+  ['a score after "hòa"', 'hòa 1-1', 'hòa một – một'],
+  ['a score after "thua"', 'thua 0-3', 'thua không – ba'],
+  ['a score after "tỷ số"', 'tỷ số 2-1', 'tỷ số hai – một'],
+  ['a score after a team name', 'thắng Thái Lan 3-0', 'thắng Thái Lan ba – không'],
+  ['a count of matches is a range', 'thắng 5-10 trận', 'thắng năm đến mười trận'],
+  // ratios
+  ['a ratio after "tỷ lệ"', 'tỷ lệ 1:10', 'tỷ lệ một trên mười'],
+  ['a ratio after "pha"', 'pha 1:3', 'pha một trên ba'],
+  ['a colon before a grouped number is a ratio, not a time', 'bản đồ 1:50.000', 'bản đồ một trên năm mươi nghìn'],
+  ['a clock time stays a time', 'Lúc 14:30', 'Lúc mười bốn giờ ba mươi phút'],
+  // Roman numerals
+  ['a lone C after "Phần" is a letter', 'Phần C: Tự luận', 'Phần C: Tự luận'],
+  ['a lone I after "Phần" is a numeral', 'Phần I: Trắc nghiệm', 'Phần một: Trắc nghiệm'],
+  ['"thành phần X" is not a numeral', 'thành phần X', 'thành phần X'],
+  ['Roman numeral after "Quý" with a year', 'Quý III/2024', 'Quý ba năm hai nghìn không trăm hai mươi tư'],
+  ['Roman numeral after "lần thứ"', 'lần thứ XIII', 'lần thứ mười ba'],
+  ['Roman numeral after "thứ" is an ordinal', 'Thế chiến thứ IV', 'Thế chiến thứ tư'],
+  ['a lone I after "thứ" is not read', 'thứ I', 'thứ I'],
+  ['Roman numeral after "cấp"', 'cấp II', 'cấp hai'],
+  ['Roman numeral after "giai đoạn"', 'giai đoạn III', 'giai đoạn ba'],
+  ['context words are matched case-insensitively', 'Thế Kỷ XX', 'Thế Kỷ hai mươi'],
+  ['context words in capitals', 'THẾ KỶ XXI', 'THẾ KỶ hai mươi mốt'],
+  ['a name initial is not a numeral', 'Lê Văn C', 'Lê Văn C'],
+  // ordinals
+  ['an ordinal does not cut a grouped number', 'vị khách thứ 1.000', 'vị khách thứ một nghìn'],
+  ['"thứ 2" is still "thứ hai"', 'thứ 2', 'thứ hai'],
+  // leading zeros next to date and time words
+  ['leading zeros in a written-out date', 'ngày 05 tháng 03 năm 2024', 'ngày năm tháng ba năm hai nghìn không trăm hai mươi tư'],
+  ['leading zero before "giờ"', 'lúc 07 giờ 30 phút', 'lúc bảy giờ ba mươi phút'],
+  ['leading zero before "phút"', '7 giờ 05 phút', 'bảy giờ năm phút'],
+  ['leading zero before "năm"', 'phạt 01 năm tù', 'phạt một năm tù'],
+  ['a code with a leading zero is still read digit by digit', 'Mã 007', 'Mã không không bảy'],
+  ['a leading zero elsewhere is still read digit by digit', 'số 05', 'số không năm'],
+  // time ranges
+  ['"8h-17h" keeps "đến"', '8h-17h', 'tám giờ đến mười bảy giờ'],
+  ['"8:00-17:00" keeps "đến"', '8:00-17:00', 'tám giờ đến mười bảy giờ'],
+  ['a spaced clock range keeps "đến"', '19:30 - 21:00', 'mười chín giờ ba mươi phút đến hai mươi mốt giờ'],
+  // signs
+  ['an en dash before a number is a minus', '–5°C', 'âm năm độ xê'],
+  ['"≥" is "lớn hơn hoặc bằng"', 'x ≥ 5', 'x lớn hơn hoặc bằng năm'],
+  ['"≤" is "nhỏ hơn hoặc bằng"', 'x ≤ 5', 'x nhỏ hơn hoặc bằng năm'],
+  ['"±" is "cộng trừ"', '±2', 'cộng trừ hai'],
+  ['"≈" is "xấp xỉ"', '≈ 3', 'xấp xỉ ba'],
+  ['"~" before a number is "khoảng"', '~50', 'khoảng năm mươi'],
+  ['markdown strike-through "~~" is not read', '~~gạch~~', 'gạch'],
+  ['"×" between numbers is "nhân"', '2 × 3', 'hai nhân ba'],
+  ['"×" between letters is left', 'a × b', 'a × b'],
+  ['"÷" is "chia"', '6 ÷ 2', 'sáu chia hai'],
+  ['an en dash between words is not a minus', 'Hà Nội – Huế', 'Hà Nội – Huế'],
+  // fractions
+  ['a denominator 4 is "phần tư"', '3/4', 'ba phần tư'],
+  ['an improper fraction over 4 stays "trên bốn"', '5/4 cái', 'năm trên bốn cái'],
+  // zero-width characters
+  ['a zero-width space inside a number is dropped', '10\u200b000', 'mười nghìn'],
+  ['a BOM and word joiner are dropped', '\ufeffgiá 5\u20600', 'giá năm mươi'],
+  // decades
+  ['"1990s" is a decade', '1990s', 'những năm một nghìn chín trăm chín mươi'],
+  ['seconds with a space stay seconds', '1990 s', 'một nghìn chín trăm chín mươi giây'],
+  ['seconds that are not a decade stay seconds', '30s', 'ba mươi giây'],
+  // digits glued to letters
+  ['"U23" is set apart', 'U23', 'U hai mươi ba'],
+  ['"H5N1" is set apart', 'H5N1', 'H năm N một'],
+  ['a height "1m75"', 'cao 1m75', 'cao một mét bảy mươi lăm'],
+  ['"12A1" is set apart', 'lớp 12A1', 'lớp mười hai A một'],
+  ['"VTV1" is set apart', 'VTV1', 'VTV một'],
+  ['"x2" is set apart', 'x2', 'x hai'],
+  ['a unit glued to a number is still a unit', 'đi 5km', 'đi năm ki lô mét'],
+  // space-separated thousands
+  ['space-separated thousands are one number', '1 000 000 đồng', 'một triệu đồng'],
+  ['no-break spaces between thousands', '25\u00a0000 người', 'hai mươi lăm nghìn người'],
+  ['a phone number in groups is still a phone number', '0912 345 678', 'không chín một hai ba bốn năm sáu bảy tám'],
+  ['"+84" groups are still a phone number', '+84 912 345 678', 'cộng tám bốn chín một hai ba bốn năm sáu bảy tám'],
+  ['a year then a number are two numbers', 'năm 2024 100 người', 'năm hai nghìn không trăm hai mươi tư một trăm người'],
+  // dotted thousands are not phone numbers
+  ['dotted billions are not a phone number', '1.000.000.000 đồng', 'một tỷ đồng'],
+];
+
+for (const [rule, input, expected] of READINGS) {
+  test(`text reading: ${rule}: ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, (t) => {
+    t.is(normalizeText(input), expected);
+  });
+}
+
+const moderation = new ModerationList([]);
+
+// aiRefine runs before preparation; units and currencies after an amount must reach it unspelled.
+const REFINED_READINGS: Case[] = [
+  ['a currency after an amount is not spelled', '5 USD', 'năm đô la Mỹ'],
+  ['a unit after an amount is not spelled', '512 GB', 'năm trăm mười hai gi ga bai'],
+  ['"VNĐ" after an amount is not spelled', '100 VNĐ', 'một trăm đồng'],
+  ['a currency after a scale word is not spelled', '5 triệu USD', 'năm triệu đô la Mỹ'],
+  ['an acronym that is not after an amount is still spelled', 'GDP tăng', 'gờ đê pê tăng'],
+];
+
+for (const [rule, input, expected] of REFINED_READINGS) {
+  test(`aiRefine then text reading: ${rule}: ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, (t) => {
+    t.is(normalizeText(refineText(input, moderation).text), expected);
+  });
+}
