@@ -11,6 +11,7 @@ const READINGS: Case[] = [
   ['d/m after "từ" and "đến" is a date', 'từ 12/3 đến 15/3', 'từ ngày mười hai tháng ba đến mười lăm tháng ba'],
   ['d/m after "dịp" is a date', 'dịp 30/4', 'dịp ba mươi tháng tư'],
   ['d/m after "hôm nay" is a date', 'hôm nay 2/9', 'hôm nay ngày hai tháng chín'],
+  ['d/m after "hôm" names the day itself ("hôm 12/3", not "hôm ngày")', 'hôm 12/3', 'hôm mười hai tháng ba'],
   ['d/m after a holiday name is a date', 'Ngày Nhà giáo 20/11', 'Ngày Nhà giáo hai mươi tháng mười một'],
   ['a list of d/m after a date are all dates', 'ngày 12/3, 13/3 và 14/3', 'ngày mười hai tháng ba, mười ba tháng ba và mười bốn tháng ba'],
   ['date words are matched case-insensitively', 'NGÀY 12/3', 'NGÀY mười hai tháng ba'],

@@ -108,10 +108,10 @@ const monthWordRe = re(String.raw`(?<=[tT]háng )(\d{1,2})(?![\p{N}/.,])`);
  * ("ngày 5/3", "dịp 30/4", "Ngày Nhà giáo 20/11"); the others gain "ngày".
  */
 const DATE_DAY_WORDS = [
-  'ngày', 'mùng', 'mồng', 'dịp', 'tết', 'lễ', 'nhà giáo', 'quốc khánh', 'giáng sinh', 'noel', 'valentine',
+  'ngày', 'mùng', 'mồng', 'hôm', 'dịp', 'tết', 'lễ', 'nhà giáo', 'quốc khánh', 'giáng sinh', 'noel', 'valentine',
   'thiếu nhi', 'trung thu', 'giải phóng', 'thống nhất', 'quốc tế phụ nữ', 'quốc tế lao động',
 ];
-const DATE_TIME_WORDS = ['hôm', 'hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm'];
+const DATE_TIME_WORDS = ['hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm'];
 /** After these d/m is a date only when it cannot be a common fraction (day ≥ month: "từ 12/3") or starts a date range. */
 const DATE_WEAK_WORDS = ['từ', 'đến', 'tới', 'trước', 'sau', 'đầu', 'cuối', 'vào', 'hạn'];
 const wordsBefore = (words: string[]) => new RegExp(`(?:^|[^\\p{L}])(${alternation(words)})\\s$`, 'iu');
