@@ -69,11 +69,16 @@ export function stallAfter(chunks: number): Behaviour {
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    // The listener goes when the pause ends: a slow engine pauses once per chunk on one request's signal.
+    const onAbort = () => {
       clearTimeout(timer);
       reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
-    }, { once: true });
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
