@@ -108,6 +108,12 @@ const READINGS: Case[] = [
   ['a year then a number are two numbers', 'năm 2024 100 người', 'năm hai nghìn không trăm hai mươi tư một trăm người'],
   // dotted thousands are not phone numbers
   ['dotted billions are not a phone number', '1.000.000.000 đồng', 'một tỷ đồng'],
+  // hotlines and landlines
+  ['a 1900 hotline is said digit by digit', 'gọi 1900 1234', 'gọi một chín không không một hai ba bốn'],
+  ['a 1800 hotline in pairs or with a dash', 'gọi 1800 56 78 hoặc 1800-6868', 'gọi một tám không không năm sáu bảy tám hoặc một tám không không sáu tám sáu tám'],
+  ['a landline with its area code in parentheses', '(028) 3822 1234', 'không hai tám ba tám hai hai một hai ba bốn'],
+  ['years 1800-1900 are a range, not a hotline', '1800-1900', 'một nghìn tám trăm đến một nghìn chín trăm'],
+  ['1900 and 1800 alone are numbers', 'năm 1900 có 1800 người', 'năm một nghìn chín trăm có một nghìn tám trăm người'],
 ];
 
 for (const [rule, input, expected] of READINGS) {

@@ -83,12 +83,22 @@ export const joinSpacedThousands: Rule = (text) =>
 
 /** 0 or +84, then groups of digits; a Vietnamese number has 9 or 10 digits after the prefix. */
 const phoneRe = re(String.raw`(?<![\p{L}\p{N}+]|\p{N}[.,])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
+/** "(028) 3822 1234": a landline with its area code in parentheses. */
+const landlineRe = re(String.raw`\((0\d{1,3})\)\s?(\d{3,4}[ .-]?\d{3,4})(?!\p{N})`);
+/** "1900 1234", "1800-1234", "19001234": hotlines, said digit by digit like any phone number, never as a year or a cardinal. */
+const hotlineRe = re(String.raw`(?<![\p{L}\p{N}+.,])(1[89]00)([ .-]?)(\d{4}|\d{2}[ .]\d{2}|\d{3}[ .]\d{3})(?![\p{N}]|[.,]\d)`);
+/** "1800-1900" is a range of years, not a hotline. */
+const yearLike = /^(?:1\d|20)\d{2}$/u;
 export const readPhoneNumbers: Rule = (text) =>
-  text.replace(phoneRe, (m, prefix: string, rest: string) => {
-    const digits = rest.replace(/\D/g, '');
-    if (digits.length < 8 || digits.length > 10) return m;
-    return `${prefix.startsWith('+') ? 'cộng tám bốn' : 'không'} ${readDigits(digits)}`;
-  });
+  text
+    .replace(landlineRe, (_m, area: string, rest: string) => `${readDigits(area)} ${readDigits(rest.replace(/\D/g, ''))}`)
+    .replace(hotlineRe, (m, head: string, sep: string, rest: string) =>
+      (sep === '-' && yearLike.test(rest) ? m : `${readDigits(head)} ${readDigits(rest.replace(/\D/g, ''))}`))
+    .replace(phoneRe, (m, prefix: string, rest: string) => {
+      const digits = rest.replace(/\D/g, '');
+      if (digits.length < 8 || digits.length > 10) return m;
+      return `${prefix.startsWith('+') ? 'cộng tám bốn' : 'không'} ${readDigits(digits)}`;
+    });
 
 const validDay = (d: number) => d >= 1 && d <= 31;
 const validMonth = (m: number) => m >= 1 && m <= 12;
