@@ -113,6 +113,11 @@ const READINGS: Case[] = [
   ['a 1800 hotline in pairs or with a dash', 'gọi 1800 56 78 hoặc 1800-6868', 'gọi một tám không không năm sáu bảy tám hoặc một tám không không sáu tám sáu tám'],
   ['a landline with its area code in parentheses', '(028) 3822 1234', 'không hai tám ba tám hai hai một hai ba bốn'],
   ['years 1800-1900 are a range, not a hotline', '1800-1900', 'một nghìn tám trăm đến một nghìn chín trăm'],
+  // a slash after a counted amount
+  ['a price per unit: the slash is "mỗi" and the unit is read', 'giá 25.000đ/kg', 'giá hai mươi lăm nghìn đồng mỗi ki lô gam'],
+  ['a rate per time word', 'uống 3 lần/ngày, lương 5 triệu/tháng, lãi 6%/năm', 'uống ba lần mỗi ngày, lương năm triệu mỗi tháng, lãi sáu phần trăm mỗi năm'],
+  ['a slash without an amount before it is left alone', 'ngày/tháng/năm sinh và/hoặc quê quán', 'ngày/tháng/năm sinh và/hoặc quê quán'],
+  ['km/h stays one unit', '60 km/h', 'sáu mươi ki lô mét trên giờ'],
   ['1900 and 1800 alone are numbers', 'năm 1900 có 1800 người', 'năm một nghìn chín trăm có một nghìn tám trăm người'],
 ];
 

@@ -10,8 +10,8 @@ import { capCombiningRuns, stripZeroWidth, ZERO_WIDTH_GATE } from './unicode.ts'
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
-  readScaleSuffixes, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
-  ABBREVIATION_GATE, CURRENCY_GATE, DATE_GATE, UNIT_GATE,
+  readPerUnit, readScaleSuffixes, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
+  ABBREVIATION_GATE, CURRENCY_GATE, DATE_GATE, PER_UNIT_GATE, UNIT_GATE,
 } from './rules.ts';
 
 export interface PreparedText {
@@ -73,6 +73,7 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   // Gate inside the rule: one of ~ × ≥ ≤ ± ≈ ÷.
   { name: 'readSigns', rule: readSigns, gate: null },
   { name: 'readNegatives', rule: readNegatives, gate: /[-\u2212\u2013]\d/ },
+  { name: 'readPerUnit', rule: readPerUnit, gate: PER_UNIT_GATE },
   { name: 'readCurrencies', rule: readCurrencies, gate: CURRENCY_GATE },
   { name: 'readPercentages', rule: readPercentages, gate: /%/ },
   { name: 'readUnits', rule: readUnits, gate: UNIT_GATE },

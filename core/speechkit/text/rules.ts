@@ -307,6 +307,20 @@ export const readCurrencies: Rule = (text) =>
     .replace(currencyAfterRe, (_m, num: string, scale: string | undefined, cur: string) =>
       `${amount(num, scale)} ${CURRENCY_AFTER[cur]}`);
 
+/** Units and time words a price or a rate is counted per ("đồng/kg", "lần/ngày"). */
+const PER_WORDS: Record<string, string> = {
+  ...UNITS, giây: 'giây', phút: 'phút', giờ: 'giờ', ngày: 'ngày', tuần: 'tuần', tháng: 'tháng', quý: 'quý', năm: 'năm',
+  người: 'người', lượt: 'lượt', suất: 'suất', chiếc: 'chiếc', cái: 'cái', hộp: 'hộp', gói: 'gói', chai: 'chai', lít: 'lít', tấn: 'tấn',
+};
+/**
+ * "25.000đ/kg", "3 lần/ngày", "5 triệu/tháng", "6%/năm": a slash between a counted word (right after an amount) and a
+ * unit or time word is "mỗi", and the unit is read ("kg" was spelled letter by letter, the slash silent).
+ * The amount is required: "ngày/tháng/năm sinh" and "và/hoặc" are left alone.
+ */
+const perUnitRe = re(`(?<=\\d\\s?(?:\\p{L}{1,8}|%))\\/(${alternation(Object.keys(PER_WORDS))})${END}`);
+export const PER_UNIT_GATE = /[\p{L}%]\//u;
+export const readPerUnit: Rule = (text) => text.replace(perUnitRe, (_m, unit: string) => ` mỗi ${PER_WORDS[unit]}`);
+
 const percentRe = re(`(?<!\\p{N})${NUM}\\s?%`);
 export const readPercentages: Rule = (text) =>
   text.replace(percentRe, (_m, num: string) => `${readNumberToken(num)} phần trăm`);
