@@ -78,8 +78,18 @@ export const expandAbbreviations: Rule = (text) =>
  */
 const SPACED_GATE = /\d[ \u00a0\u202f]\d{3}/u;
 const spacedThousandsRe = re(String.raw`(?<![\p{N}.,][ \u00a0\u202f]?|[\p{L}+])[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3}){1,4}(?![\p{N}]|[ \u00a0\u202f]\d|[.,]\d)`);
+/**
+ * Only when it cannot be a row of numbers ("phòng 101 102 103", "tháng 3 100 người", "quận 1 300 căn hộ"):
+ * every group after the first is 000 ("25 000", "1 000 000"), or a currency follows ("1 234 567 đồng").
+ */
+const currencyAfterSpaced = new RegExp(`^\\s?(?:${alternation([...Object.keys(CURRENCY_AFTER), 'đồng', 'đô la', 'euro'])})(?![\\p{L}\\p{N}])`, 'u');
 export const joinSpacedThousands: Rule = (text) =>
-  !SPACED_GATE.test(text) ? text : text.replace(spacedThousandsRe, (m) => m.replace(/[ \u00a0\u202f]/gu, '.'));
+  !SPACED_GATE.test(text)
+    ? text
+    : text.replace(spacedThousandsRe, (m, offset: number, all: string) =>
+      /^\d+(?:[ \u00a0\u202f]000)+$/u.test(m) || currencyAfterSpaced.test(all.slice(offset + m.length, offset + m.length + 6))
+        ? m.replace(/[ \u00a0\u202f]/gu, '.')
+        : m);
 
 /** 0 or +84, then groups of digits; a Vietnamese number has 9 or 10 digits after the prefix. */
 const phoneRe = re(String.raw`(?<![\p{L}\p{N}+]|\p{N}[.,])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
@@ -106,33 +116,46 @@ const precededBy = (text: string, offset: number, word: RegExp) => word.test(tex
 
 const fullDateRe = re(String.raw`(?<!\p{N})(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?!\p{N})`);
 /** "2024-03-12", "2024/03/12": year first (ISO 8601). */
-const isoDateRe = re(String.raw`(?<![\p{N}/.,-])(\d{4})([/-])(\d{1,2})\2(\d{1,2})(?![\p{N}]|[/.,-]\d)`);
+const isoDateRe = re(String.raw`(?<![\p{N}/.,-])((?:19|20)\d{2})([/-])(\d{2})\2(\d{2})(?![\p{N}]|[/.,-]\d)`);
 /** d/m or d-m; whether it is a date is decided by the words before it (dayMonthReading). */
 const dayMonthRe = re(String.raw`(?<![\p{N}/.,\-–])(\d{1,2})([/-])(\d{1,2})(?![\p{N}/]|[-–.,]\d)`);
 const monthYearRe = re(String.raw`(?<![\p{N}/])(\d{1,2})/(\d{4})(?!\p{N})`);
 const monthWordRe = re(String.raw`(?<=[tT]háng )(\d{1,2})(?![\p{N}/.,])`);
 
 /**
- * Words after which d/m is always a date, matched case-insensitively as the
- * word(s) right before the number. DATE_DAY_WORDS already name the day
- * ("ngày 5/3", "dịp 30/4", "Ngày Nhà giáo 20/11"); the others gain "ngày".
+ * Words right before a d/m (matched case-insensitively) that make it a date.
+ * The day words name the day themselves ("ngày 5/3", "mùng 1/1"); after a
+ * holiday or a time word ("dịp 30/4", "hôm nay 2/9", which gains "ngày") the
+ * d/m must also be followed by what follows a date (DATE_FOLLOWERS), so
+ * "hôm qua 1/3 số chuyến bay" stays a fraction.
  */
-const DATE_DAY_WORDS = [
-  'ngày', 'mùng', 'mồng', 'hôm', 'dịp', 'tết', 'lễ', 'nhà giáo', 'quốc khánh', 'giáng sinh', 'noel', 'valentine',
-  'thiếu nhi', 'trung thu', 'giải phóng', 'thống nhất', 'quốc tế phụ nữ', 'quốc tế lao động',
+const DAY_WORDS = ['ngày', 'mùng', 'mồng', 'hôm'];
+const HOLIDAY_WORDS = [
+  'dịp', 'tết', 'lễ', 'nhà giáo', 'quốc khánh', 'giáng sinh', 'noel', 'valentine', 'thiếu nhi', 'trung thu',
+  'quốc tế phụ nữ', 'quốc tế lao động',
 ];
-const DATE_TIME_WORDS = ['hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm'];
-/** After these d/m is a date only when it cannot be a common fraction (day ≥ month: "từ 12/3") or starts a date range. */
-const DATE_WEAK_WORDS = ['từ', 'đến', 'tới', 'trước', 'sau', 'đầu', 'cuối', 'vào', 'hạn'];
+const TIME_WORDS = ['hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm'];
 const wordsBefore = (words: string[]) => new RegExp(`(?:^|[^\\p{L}])(${alternation(words)})\\s$`, 'iu');
-const dayWordBefore = wordsBefore(DATE_DAY_WORDS);
-const timeWordBefore = wordsBefore(DATE_TIME_WORDS);
-const weakWordBefore = wordsBefore(DATE_WEAK_WORDS);
+const dayWordBefore = wordsBefore(DAY_WORDS);
+const holidayWordBefore = wordsBefore(HOLIDAY_WORDS);
+const timeWordBefore = wordsBefore(TIME_WORDS);
+/** "từ" before a date range ("từ 12/3 đến 15/3"): a date only when the range's ends can only be dates. */
+const rangeStartBefore = wordsBefore(['từ']);
+/**
+ * What follows a date (the end, punctuation, a joining or a verb-like word),
+ * as opposed to what follows a fraction or a count ("2/3 số công nhân",
+ * "2-3 lần"): the test for every date not named by a day word.
+ */
+const DATE_FOLLOWERS = [
+  'và', 'hoặc', 'đến', 'tới', 'là', 'năm', 'này', 'nay', 'vừa', 'hàng', 'của', 'ở', 'tại', 'sẽ', 'đã', 'có', 'thì',
+  'lúc', 'vào', 'theo', 'trong', 'sau', 'trước', 'khi', 'mới', 'được', 'bị', 'với', 'cho', 'nhưng', 'rồi',
+];
+const dateFollows = new RegExp(`^(?:\\s*$|\\s*[.,;:!?)\\]"”'’…–-]|\\s+(?:${alternation(DATE_FOLLOWERS)})(?!\\p{L}))`, 'iu');
 /** What may stand between two dates of a list ("12/3, 13/3 và 14/3", "từ 12/3 đến 15/3"). */
 const dateListGap = /^\s*(?:,|;|và|hoặc|đến|tới|[-–])?\s*$/u;
 /** A d-m with a dash is a range, not a date, before these ("ngày 1-5 tháng 3", "sáng 8-10 giờ"). */
 const rangeUnitAfter = /^\s*(?:tháng|\/|giờ|h(?!\p{L}))/iu;
-/** A d/m right after, joined by a range word, that can only be a date ("từ 1/3 đến 15/3"). */
+/** A d/m right after, joined by a range word ("từ 1/3 đến 15/3"). */
 const dateRangeAfter = /^\s?(?:[-–]|đến|tới)\s?(\d{1,2})\/(\d{1,2})(?![\p{N}/])/u;
 /** How far back the words deciding a reading are looked for: bounded, so every rule stays linear. */
 const WINDOW = 28;
@@ -146,10 +169,13 @@ const readIsoDates: Rule = (text) =>
   });
 
 /**
- * d/m after a date word, and the d/m that continue a list after a date; a
- * genuine fraction ("1/2 dân số", "đến 3/4 số phiếu") stays for readFractions.
- * d-m with a dash is a date only after a word that names the day ("ngày
- * 1-5", "ngày 30-4 và 2-9"): anywhere else it is a range.
+ * d/m after a day word ("ngày 12/3"); after a holiday or a time word, after
+ * "từ" when the range's ends can only be dates ("từ 12/3 đến 15/3"), and the
+ * d/m that continue a list after a date ("12/3, 13/3 và 14/3"), each only
+ * when followed as a date is. A genuine fraction ("1/2 dân số", "ngày 12/3,
+ * 2/3 số công nhân") stays for readFractions. d-m with a dash is a date only
+ * after a day word, followed as a date ("ngày 30-4 và 2-9"): "ngày 2-3 lần",
+ * "mùng 1-2 Tết" are ranges.
  */
 const readDayMonths: Rule = (text) => {
   let lastEnd = -1;
@@ -160,16 +186,20 @@ const readDayMonths: Rule = (text) => {
     const before = all.slice(Math.max(0, offset - WINDOW), offset);
     const after = all.slice(offset + m.length, offset + m.length + WINDOW);
     const improper = +d >= +mo;
+    const followed = dateFollows.test(after);
     const continues = lastEnd >= 0 && sep === lastSep && offset - lastEnd <= 10
-      && dateListGap.test(all.slice(lastEnd, offset)) && (improper || +mo >= lastMonth);
+      && dateListGap.test(all.slice(lastEnd, offset)) && (improper || +mo >= lastMonth) && followed;
     let lead: string | null = null;
-    if (continues || dayWordBefore.test(before)) lead = '';
-    else if (sep === '/' && timeWordBefore.test(before)) lead = 'ngày ';
-    else if (sep === '/' && weakWordBefore.test(before)) {
+    if (continues) lead = '';
+    else if (sep === '-') lead = dayWordBefore.test(before) && followed && !rangeUnitAfter.test(after) ? '' : null;
+    else if (dayWordBefore.test(before)) lead = '';
+    else if (holidayWordBefore.test(before) && followed) lead = '';
+    else if (timeWordBefore.test(before) && followed) lead = 'ngày ';
+    else if (rangeStartBefore.test(before)) {
       const range = dateRangeAfter.exec(after);
-      if (improper || (range && validDay(+range[1]) && validMonth(+range[2]) && +range[1] >= +range[2])) lead = 'ngày ';
+      if (range && validDay(+range[1]) && validMonth(+range[2]) && (improper || +range[1] >= +range[2])) lead = 'ngày ';
     }
-    if (lead === null || (sep === '-' && rangeUnitAfter.test(after))) return m;
+    if (lead === null) return m;
     lastEnd = offset + m.length;
     lastSep = sep;
     lastMonth = +mo;
@@ -198,7 +228,10 @@ const clockRe = re(String.raw`(?<![\p{N}:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\p{
 const hourMarkRe = re(String.raw`${START}(\d{1,2})h(\d{2})?(p|ph|')?${END}`);
 /** "1:10", "1:50.000": a colon between numbers; a ratio when the second is grouped or a ratio word comes before. */
 const ratioRe = re(String.raw`(?<![\p{N}:.,])(\d{1,3}(?:[.,]\d{3})*):(\d{1,3}(?:[.,]\d{3})+|\d{1,6})(?![\p{N}:]|[.,]\d)`);
-const ratioWordBefore = /(?:^|[^\p{L}])(?:tỷ lệ|tỉ lệ|pha loãng|pha)\s$/iu;
+const ratioWordBefore = /(?:^|[^\p{L}])(?:tỷ lệ|tỉ lệ|pha loãng)\s$/iu;
+/** "pha 1:10 với nước": "pha" mixes only when what it mixes with follows ("pha 9:15" may be a play at 9:15). */
+const mixWordBefore = /(?:^|[^\p{L}])pha\s$/iu;
+const mixedWithAfter = /^\s(?:với|vào|nước)(?!\p{L})/iu;
 /** The dash between two clock times ("8h-17h", "19:30 - 21:00"): readRanges no longer sees digits on both sides once they are read. */
 const timeRangeDashRe = re(String.raw`(?<=(?<![\p{L}\p{N}:])\d{1,2}(?:h(?:\d{2})?|:\d{2}(?::\d{2})?))\s?[-–]\s?(?=\d{1,2}(?:h|:\d{2}))`);
 
@@ -214,6 +247,7 @@ export const readTimes: Rule = (text) =>
   text
     .replace(ratioRe, (m, a: string, b: string, offset: number, all: string) =>
       /[.,]/u.test(b) || ratioWordBefore.test(all.slice(Math.max(0, offset - WINDOW), offset))
+        || (mixWordBefore.test(all.slice(Math.max(0, offset - WINDOW), offset)) && mixedWithAfter.test(all.slice(offset + m.length, offset + m.length + 8)))
         ? `${readNumberToken(a)} trên ${readNumberToken(b)}`
         : m)
     .replace(timeRangeDashRe, ' đến ')
@@ -251,20 +285,24 @@ export const separateCodeHyphens: Rule = (text) => {
   return from === 0 ? text : out + text.slice(from);
 };
 
-/** A score after these words ("thắng 2-1", "tỷ số 2-1", "thắng Thái Lan 2-1") is read "hai – một", not as a range. */
-const scoreWordBefore = /(?:^|[^\p{L}])(?:tỷ số|tỉ số|thắng|thua|hòa|hoà)\s$/iu;
+/**
+ * A score after these words ("thắng 2-1", "tỷ số 2-1", "thắng Thái Lan 2-1") is read "hai – một", not as a
+ * range. Lower case only ("Bé Thắng 3-4 tuổi" names a child), except "Tỷ số" opening a sentence.
+ */
+const scoreWordBefore = /(?:^|[^\p{L}])(?:tỷ số|tỉ số|Tỷ số|Tỉ số|thắng|thua|hòa|hoà)\s$/u;
 /** Up to three capitalised words (a team's name) between the word and the score. */
 const namesAtEnd = /(?<=\s)(?:\p{Lu}\p{L}*\s){1,3}$/u;
 const scoreBefore = (before: string) => scoreWordBefore.test(before) || scoreWordBefore.test(before.replace(namesAtEnd, ''));
-/** "thắng 3-5 trận" counts matches: a range. */
-const countedAfter = /^\s?(?:trận|ván|lần|người|ghế|phiếu|giải|tuần|%)/iu;
+/** What follows a score: the end, punctuation, or a word that is not a counted noun ("thắng 3-5 trận", "thua 2-3 bàn", "5-7 kg" are ranges). */
+const SCORE_FOLLOWERS = ['trước', 'tại', 'ở', 'và', 'sau', 'trong', 'khi', 'nhờ', 'với', 'hôm', 'ngày', 'tối', 'chiều', 'sáng', 'đêm', 'để', 'nhưng', 'rồi', 'qua', 'của'];
+const scoreFollows = new RegExp(`^(?:\\s*$|\\s*[.,;:!?)\\]"”'’…]|\\s+(?:${alternation(SCORE_FOLLOWERS)})(?!\\p{L}))`, 'iu');
 const scoreRe = /(?<![\p{N}.,])(\d{1,2})\s?[-–]\s?(\d{1,2})(?![\p{N}]|[.,]\d)/gu;
 
 /** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
 export const readRanges: Rule = (text) =>
   text
     .replace(scoreRe, (m, a: string, b: string, offset: number, all: string) =>
-      scoreBefore(all.slice(Math.max(0, offset - WINDOW), offset)) && !countedAfter.test(all.slice(offset + m.length, offset + m.length + 8))
+      scoreBefore(all.slice(Math.max(0, offset - WINDOW), offset)) && scoreFollows.test(all.slice(offset + m.length, offset + m.length + WINDOW))
         ? `${readCardinal(a)} – ${readCardinal(b)}` : m)
     .replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
 
@@ -285,7 +323,7 @@ export const readSigns: Rule = (text) =>
     ? text
     : text
       .replace(/[≥≤±≈÷]/gu, (sign) => ` ${SIGN_WORDS[sign]} `)
-      .replace(/(?<![\p{L}\p{N}~])~\s?(?=\d)/gu, 'khoảng ')
+      .replace(/(?<![\p{L}\p{N}~])~\s?(?=\d)/gu, (_m, offset: number, all: string) => (/khoảng\s$/iu.test(all.slice(Math.max(0, offset - 8), offset)) ? '' : 'khoảng '))
       .replace(/(?<=\d\s?)×(?=\s?\d)/gu, ' nhân ');
 
 const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
@@ -332,15 +370,17 @@ export const UNIT_GATE = new RegExp(`\\d\\s?(?:${alternation(Object.keys(UNITS))
 /** "1m75": a height, metres then centimetres. */
 const heightRe = re(String.raw`${START}(\d)m(\d{2})${END}`);
 /** "1990s": a decade ("những năm một nghìn chín trăm chín mươi"), not seconds. */
-const decadeRe = /^(?:1\d|20)\d0$/u;
+const decadeRe = /^(?:19|20)\d0$/u;
+/** "những năm 1990s", "thập niên 1990s": the words are already there. */
+const decadeWordBefore = /(?:năm|thập niên|thập kỷ|thập kỉ)\s$/iu;
 
 export const readUnits: Rule = (text) =>
   text
     .replace(heightRe, (_m, metres: string, cm: string) => `${readCardinal(metres)} mét ${readCardinal(cm)}`)
-    .replace(unitRe, (m, num: string, unit: string) =>
-      unit === 's' && m.length === num.length + 1 && decadeRe.test(num)
-        ? `những năm ${readCardinal(num)}`
-        : `${readNumberToken(num)} ${UNITS[unit]}`);
+    .replace(unitRe, (m, num: string, unit: string, offset: number, all: string) => {
+      if (unit !== 's' || m.length !== num.length + 1 || !decadeRe.test(num)) return `${readNumberToken(num)} ${UNITS[unit]}`;
+      return `${decadeWordBefore.test(all.slice(Math.max(0, offset - 12), offset)) ? '' : 'những năm '}${readCardinal(num)}`;
+    });
 
 /** "50k", "2tr": informal amounts without a currency. */
 const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`);
@@ -358,6 +398,10 @@ const ROMAN_CONTEXTS = [
   'giai đoạn', 'kỳ', 'kì', 'thứ',
 ];
 const romanContextBefore = new RegExp(`(${alternation(ROMAN_CONTEXTS)}) $`, 'iu');
+/** Contexts where a size (XL), an acronym (CD, DI) or a set's name ("tập X") is likelier: I, V and X only, and "tập" two letters. */
+const NARROW_ROMAN_CONTEXTS = new Set(['quý', 'cấp', 'tập', 'mục', 'giai đoạn', 'kỳ', 'kì', 'thứ']);
+/** "V.I.P.": a letter followed by a dot and another letter is an initial. */
+const initialAfter = /^\.\p{L}/u;
 /** "thành phần X", "cổ phần A": "phần" is part of another word. */
 const compoundPhanBefore = /(?:thành|cổ) phần $/iu;
 /** The numeral, maybe with a year ("Quý III/2024"); the context word is checked in the 20 characters before it. */
@@ -371,8 +415,11 @@ export const readRomanNumerals: Rule = (text) =>
   text.replace(romanRe, (m, roman: string, year: string | undefined, offset: number, all: string) => {
     const context = romanContextBefore.exec(all.slice(Math.max(0, offset - 20), offset));
     if (context === null || compoundPhanBefore.test(all.slice(Math.max(0, offset - 20), offset))) return m;
-    const ordinal = context[1].toLowerCase() === 'thứ';
-    if (roman.length === 1 && (ordinal || 'CDLM'.includes(roman))) return m;
+    const word = context[1].toLowerCase();
+    const ordinal = word === 'thứ';
+    if (roman.length === 1 && (ordinal || word === 'tập' || 'CDLM'.includes(roman))) return m;
+    if (NARROW_ROMAN_CONTEXTS.has(word) && !/^[IVX]+$/u.test(roman)) return m;
+    if (initialAfter.test(all.slice(offset + m.length, offset + m.length + 2))) return m;
     const n = parseRoman(roman);
     if (n === null) return m;
     const reading = ordinal ? readOrdinal(n) : readCardinal(String(n));
@@ -386,12 +433,14 @@ export const readFractions: Rule = (text) =>
 const remainingNumberRe = re(`(?<!\\p{N})${NUM}(?![\\p{N}])`);
 /** "ngày 05", "07 giờ", "phạt 01 năm": a two-digit number with a leading zero next to a date or time word is its value. */
 const zeroPadWordBefore = /(?:^|[^\p{L}])(?:ngày|mùng|mồng|tháng)\s$/iu;
-const zeroPadWordAfter = /^\s(?:giờ|phút|giây|năm|tháng|ngày)(?!\p{L})/iu;
+const zeroPadWordAfter = /^\s(?:giờ|phút|giây)(?!\p{L})/iu;
+/** "số 05 ngày 12/3", "bàn số 07": a numbered thing is a code whatever follows. */
+const codeWordBefore = /(?:^|[^\p{L}])(?:số|mã|phòng|bàn|căn)\s$/iu;
 /** A number glued to letters ("U23", "H5N1", "VTV1") is set apart from them by spaces once it is words. */
 export const readRemainingNumbers: Rule = (text) =>
   text.replace(remainingNumberRe, (_m, num: string, offset: number, all: string) => {
     const end = offset + num.length;
-    const padded = /^0\d$/u.test(num)
+    const padded = /^0\d$/u.test(num) && !codeWordBefore.test(all.slice(Math.max(0, offset - 8), offset))
       && (zeroPadWordBefore.test(all.slice(Math.max(0, offset - 8), offset)) || zeroPadWordAfter.test(all.slice(end, end + 8)));
     const reading = padded ? readCardinal(num) : readNumberToken(num);
     const lead = offset > 0 && LETTER.test(pointBefore(all, offset)) ? ' ' : '';

@@ -77,8 +77,11 @@ const WORD = /[\p{L}\p{N}][\p{L}\p{N}'-]*/gu;
 const ACRONYM = /^(?:[A-ZĐ]{2,6}|IoT)$/u;
 /** A number, maybe with a scale word ("5 triệu"), right before a token: the token is a unit or currency that preparation reads. */
 const AMOUNT_BEFORE = new RegExp(`\\d(?:\\s?(?:${alternation(Object.keys(SCALE_SUFFIXES))}))?\\s?$`, 'u');
+/** "tháng 5 MB", "năm 2023 MB", "quý 3 VCB": a number naming a month, year or quarter is no amount (MB is a bank there). */
+const NAMED_NUMBER_BEFORE = /(?:tháng|năm|quý|ngày|lớp|số|quận|phòng)\s\d+\s?$/iu;
 const isReadAfterAmount = (word: string, text: string, index: number) =>
-  (word in UNITS || word in CURRENCY_AFTER) && AMOUNT_BEFORE.test(text.slice(Math.max(0, index - 10), index));
+  (word in UNITS || word in CURRENCY_AFTER) && AMOUNT_BEFORE.test(text.slice(Math.max(0, index - 10), index))
+  && !NAMED_NUMBER_BEFORE.test(text.slice(Math.max(0, index - 16), index));
 const isShouted = (word: string | undefined) => !!word && /\p{Lu}{2,}/u.test(word) && word === word.toUpperCase();
 
 /**
