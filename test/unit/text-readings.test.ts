@@ -150,11 +150,16 @@ const READINGS: Case[] = [
   ['1900 and 1800 alone are numbers', 'năm 1900 có 1800 người', 'năm một nghìn chín trăm có một nghìn tám trăm người'],
 ];
 
-for (const [rule, input, expected] of READINGS) {
-  test(`text reading: ${rule}: ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, (t) => {
-    t.is(normalizeText(input), expected);
-  });
+/** One test per row: the rule's name, the input and what the reading must be. */
+function tableTests(title: string, cases: Case[], read: (input: string) => string): void {
+  for (const [rule, input, expected] of cases) {
+    test(`${title}: ${rule}: ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, (t) => {
+      t.is(read(input), expected);
+    });
+  }
 }
+
+tableTests('text reading', READINGS, normalizeText);
 
 const moderation = new ModerationList([]);
 
@@ -165,10 +170,7 @@ const REFINED_READINGS: Case[] = [
   ['"VNĐ" after an amount is not spelled', '100 VNĐ', 'một trăm đồng'],
   ['a currency after a scale word is not spelled', '5 triệu USD', 'năm triệu đô la Mỹ'],
   ['an acronym that is not after an amount is still spelled', 'GDP tăng', 'gờ đê pê tăng'],
+  ['an acronym after a month number is no unit (MB the bank)', 'Tháng 5 MB tăng lãi suất', 'Tháng năm mờ bê tăng lãi suất'],
 ];
 
-for (const [rule, input, expected] of REFINED_READINGS) {
-  test(`aiRefine then text reading: ${rule}: ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, (t) => {
-    t.is(normalizeText(refineText(input, moderation).text), expected);
-  });
-}
+tableTests('aiRefine then text reading', REFINED_READINGS, (input) => normalizeText(refineText(input, moderation).text));
