@@ -1,6 +1,5 @@
 import type { AuthContext } from '../../core/http/auth.ts';
 import { DomainError } from '../../core/errors.ts';
-import { checkText } from '../../core/speechkit/text/prepare.ts';
 import type { BookPatch } from './store/port.ts';
 import type { BookRecord, CastEntry, ChapterRecord, SegmentRecord } from './store/records.ts';
 import { ownBook, requireLiveKey, resolveCast, viewContextFor, type RouteDeps } from './context.ts';
@@ -9,6 +8,7 @@ import {
   repeatsTail, segmentMismatch,
 } from './rules.ts';
 import { planParts, scriptUnits, type ScriptSegment } from './script.ts';
+import { speaks } from './render/part.ts';
 import { chapterView, totalsOf, type ViewContext } from './view.ts';
 import type { AddChapterBody } from './schemas.ts';
 
@@ -50,15 +50,6 @@ export function createChapterAdder(deps: RouteDeps) {
     return { book, chapters, cast, ctx };
   }
 
-  /** Whether text preparation leaves a speakable chunk; text it refuses for other reasons is left to the render to report. */
-  const speakable = (text: string) => {
-    try {
-      return checkText(text).speakable;
-    } catch {
-      return true;
-    }
-  };
-
   const bookCharacters = (chapters: ChapterRecord[]) => chapters.reduce((sum, c) => sum + c.characters, 0);
 
   async function addNew(p: Prepared, body: AddChapterBody): Promise<ChapterRecord | null> {
@@ -68,7 +59,7 @@ export function createChapterAdder(deps: RouteDeps) {
     if (characters > p.ctx.chapterCharsMax) throw overPlanLimit(characters, p.ctx.chapterCharsMax);
     checkBookLimits({ chapters: p.chapters.length + 1, bookCharacters: bookCharacters(p.chapters) + characters });
     // As on every speech route: a chapter that would render as silence is refused before it can be charged.
-    if (![title, ...body.segments.map((s) => s.text)].some(speakable)) {
+    if (![title, ...body.segments.map((s) => s.text)].some(speaks)) {
       throw new DomainError('invalid', 'The chapter (its title and segments) contains nothing that can be spoken.', { param: 'segments', code: 'NOTHING_TO_SPEAK' });
     }
     const hash = contentHash(title, body.segments);

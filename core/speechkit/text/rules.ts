@@ -87,7 +87,7 @@ export const joinSpacedThousands: Rule = (text) =>
   !SPACED_GATE.test(text)
     ? text
     : text.replace(spacedThousandsRe, (m, offset: number, all: string) =>
-      /^\d+(?:[ \u00a0\u202f]000)+$/u.test(m) || currencyAfterSpaced.test(all.slice(offset + m.length, offset + m.length + 6))
+      /^\d+(?:[ \u00a0\u202f]000)+$/u.test(m) || followedBy(all, offset + m.length, currencyAfterSpaced, 6)
         ? m.replace(/[ \u00a0\u202f]/gu, '.')
         : m);
 
@@ -112,7 +112,15 @@ export const readPhoneNumbers: Rule = (text) =>
 
 const validDay = (d: number) => d >= 1 && d <= 31;
 const validMonth = (m: number) => m >= 1 && m <= 12;
-const precededBy = (text: string, offset: number, word: RegExp) => word.test(text.slice(Math.max(0, offset - 12), offset));
+/** Whether the `chars` characters before `offset` (after `end`) match: the bounded look around each context rule makes. */
+const precededBy = (text: string, offset: number, word: RegExp, chars = 12) => word.test(text.slice(Math.max(0, offset - chars), offset));
+const followedBy = (text: string, end: number, word: RegExp, chars: number) => word.test(text.slice(end, end + chars));
+/**
+ * The end of the text, one of `punctuation`, or one of `words`: what follows a date or a score, as opposed
+ * to the counted noun that follows a fraction or a range ("2/3 số công nhân", "2-3 lần").
+ */
+const endOrFollowedBy = (punctuation: string, words: string[]) =>
+  new RegExp(`^(?:\\s*$|\\s*[${punctuation}]|\\s+(?:${alternation(words)})(?!\\p{L}))`, 'iu');
 
 const fullDateRe = re(String.raw`(?<!\p{N})(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?!\p{N})`);
 /** "2024-03-12", "2024/03/12": year first (ISO 8601). */
@@ -150,7 +158,7 @@ const DATE_FOLLOWERS = [
   'và', 'hoặc', 'đến', 'tới', 'là', 'năm', 'này', 'nay', 'vừa', 'hàng', 'của', 'ở', 'tại', 'sẽ', 'đã', 'có', 'thì',
   'lúc', 'vào', 'theo', 'trong', 'sau', 'trước', 'khi', 'mới', 'được', 'bị', 'với', 'cho', 'nhưng', 'rồi',
 ];
-const dateFollows = new RegExp(`^(?:\\s*$|\\s*[.,;:!?)\\]"”'’…–-]|\\s+(?:${alternation(DATE_FOLLOWERS)})(?!\\p{L}))`, 'iu');
+const dateFollows = endOrFollowedBy(`.,;:!?)\\]"”'’…–-`, DATE_FOLLOWERS);
 /** What may stand between two dates of a list ("12/3, 13/3 và 14/3", "từ 12/3 đến 15/3"). */
 const dateListGap = /^\s*(?:,|;|và|hoặc|đến|tới|[-–])?\s*$/u;
 /** A d-m with a dash is a range, not a date, before these ("ngày 1-5 tháng 3", "sáng 8-10 giờ"). */
@@ -160,13 +168,16 @@ const dateRangeAfter = /^\s?(?:[-–]|đến|tới)\s?(\d{1,2})\/(\d{1,2})(?![\p
 /** How far back the words deciding a reading are looked for: bounded, so every rule stays linear. */
 const WINDOW = 28;
 
+/** A whole date, "ngày" added unless it is already there; null when no calendar has it. */
+function readFullDate(d: string, mo: string, y: string, offset: number, all: string): string | null {
+  if (!validDay(+d) || !validMonth(+mo)) return null;
+  const lead = precededBy(all, offset, /ngày\s$/iu) ? '' : 'ngày ';
+  return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)} năm ${readCardinal(y)}`;
+}
+
 /** "2024-03-12": the year first (ISO 8601). */
 const readIsoDates: Rule = (text) =>
-  text.replace(isoDateRe, (m, y: string, _sep, mo: string, d: string, offset: number, all: string) => {
-    if (!validDay(+d) || !validMonth(+mo)) return m;
-    const lead = precededBy(all, offset, /ngày\s$/iu) ? '' : 'ngày ';
-    return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)} năm ${readCardinal(y)}`;
-  });
+  text.replace(isoDateRe, (m, y: string, _sep, mo: string, d: string, offset: number, all: string) => readFullDate(d, mo, y, offset, all) ?? m);
 
 /**
  * d/m after a day word ("ngày 12/3"); after a holiday or a time word, after
@@ -212,11 +223,7 @@ export const DATE_GATE = /\d[/.-]\d|háng \d/u;
 
 export const readDates: Rule = (text) =>
   readDayMonths(readIsoDates(text)
-    .replace(fullDateRe, (m, d: string, _sep, mo: string, y: string, offset: number, all: string) => {
-      if (!validDay(+d) || !validMonth(+mo)) return m;
-      const lead = precededBy(all, offset, /ngày\s$/iu) ? '' : 'ngày ';
-      return `${lead}${readCardinal(d)} tháng ${readMonth(+mo)} năm ${readCardinal(y)}`;
-    }))
+    .replace(fullDateRe, (m, d: string, _sep, mo: string, y: string, offset: number, all: string) => readFullDate(d, mo, y, offset, all) ?? m))
     .replace(monthYearRe, (m, mo: string, y: string, offset: number, all: string) => {
       if (!validMonth(+mo)) return m;
       const lead = precededBy(all, offset, /tháng\s$/iu) ? '' : 'tháng ';
@@ -246,8 +253,8 @@ function readClock(h: string, m: string | undefined, s: string | undefined, minu
 export const readTimes: Rule = (text) =>
   text
     .replace(ratioRe, (m, a: string, b: string, offset: number, all: string) =>
-      /[.,]/u.test(b) || ratioWordBefore.test(all.slice(Math.max(0, offset - WINDOW), offset))
-        || (mixWordBefore.test(all.slice(Math.max(0, offset - WINDOW), offset)) && mixedWithAfter.test(all.slice(offset + m.length, offset + m.length + 8)))
+      /[.,]/u.test(b) || precededBy(all, offset, ratioWordBefore, WINDOW)
+        || (precededBy(all, offset, mixWordBefore, WINDOW) && followedBy(all, offset + m.length, mixedWithAfter, 8))
         ? `${readNumberToken(a)} trên ${readNumberToken(b)}`
         : m)
     .replace(timeRangeDashRe, ' đến ')
@@ -295,14 +302,14 @@ const namesAtEnd = /(?<=\s)(?:\p{Lu}\p{L}*\s){1,3}$/u;
 const scoreBefore = (before: string) => scoreWordBefore.test(before) || scoreWordBefore.test(before.replace(namesAtEnd, ''));
 /** What follows a score: the end, punctuation, or a word that is not a counted noun ("thắng 3-5 trận", "thua 2-3 bàn", "5-7 kg" are ranges). */
 const SCORE_FOLLOWERS = ['trước', 'tại', 'ở', 'và', 'sau', 'trong', 'khi', 'nhờ', 'với', 'hôm', 'ngày', 'tối', 'chiều', 'sáng', 'đêm', 'để', 'nhưng', 'rồi', 'qua', 'của'];
-const scoreFollows = new RegExp(`^(?:\\s*$|\\s*[.,;:!?)\\]"”'’…]|\\s+(?:${alternation(SCORE_FOLLOWERS)})(?!\\p{L}))`, 'iu');
+const scoreFollows = endOrFollowedBy(`.,;:!?)\\]"”'’…`, SCORE_FOLLOWERS);
 const scoreRe = /(?<![\p{N}.,])(\d{1,2})\s?[-–]\s?(\d{1,2})(?![\p{N}]|[.,]\d)/gu;
 
 /** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
 export const readRanges: Rule = (text) =>
   text
     .replace(scoreRe, (m, a: string, b: string, offset: number, all: string) =>
-      scoreBefore(all.slice(Math.max(0, offset - WINDOW), offset)) && scoreFollows.test(all.slice(offset + m.length, offset + m.length + WINDOW))
+      scoreBefore(all.slice(Math.max(0, offset - WINDOW), offset)) && followedBy(all, offset + m.length, scoreFollows, WINDOW)
         ? `${readCardinal(a)} – ${readCardinal(b)}` : m)
     .replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
 
@@ -323,7 +330,7 @@ export const readSigns: Rule = (text) =>
     ? text
     : text
       .replace(/[≥≤±≈÷]/gu, (sign) => ` ${SIGN_WORDS[sign]} `)
-      .replace(/(?<![\p{L}\p{N}~])~\s?(?=\d)/gu, (_m, offset: number, all: string) => (/khoảng\s$/iu.test(all.slice(Math.max(0, offset - 8), offset)) ? '' : 'khoảng '))
+      .replace(/(?<![\p{L}\p{N}~])~\s?(?=\d)/gu, (_m, offset: number, all: string) => (precededBy(all, offset, /khoảng\s$/iu, 8) ? '' : 'khoảng '))
       .replace(/(?<=\d\s?)×(?=\s?\d)/gu, ' nhân ');
 
 const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
@@ -379,7 +386,7 @@ export const readUnits: Rule = (text) =>
     .replace(heightRe, (_m, metres: string, cm: string) => `${readCardinal(metres)} mét ${readCardinal(cm)}`)
     .replace(unitRe, (m, num: string, unit: string, offset: number, all: string) => {
       if (unit !== 's' || m.length !== num.length + 1 || !decadeRe.test(num)) return `${readNumberToken(num)} ${UNITS[unit]}`;
-      return `${decadeWordBefore.test(all.slice(Math.max(0, offset - 12), offset)) ? '' : 'những năm '}${readCardinal(num)}`;
+      return `${precededBy(all, offset, decadeWordBefore) ? '' : 'những năm '}${readCardinal(num)}`;
     });
 
 /** "50k", "2tr": informal amounts without a currency. */
@@ -414,12 +421,12 @@ const romanRe = re(String.raw`(?<=\p{L} )([IVXLCDM]{1,15})(?:\/(\d{4}))?${END}`)
 export const readRomanNumerals: Rule = (text) =>
   text.replace(romanRe, (m, roman: string, year: string | undefined, offset: number, all: string) => {
     const context = romanContextBefore.exec(all.slice(Math.max(0, offset - 20), offset));
-    if (context === null || compoundPhanBefore.test(all.slice(Math.max(0, offset - 20), offset))) return m;
+    if (context === null || precededBy(all, offset, compoundPhanBefore, 20)) return m;
     const word = context[1].toLowerCase();
     const ordinal = word === 'thứ';
     if (roman.length === 1 && (ordinal || word === 'tập' || 'CDLM'.includes(roman))) return m;
     if (NARROW_ROMAN_CONTEXTS.has(word) && !/^[IVX]+$/u.test(roman)) return m;
-    if (initialAfter.test(all.slice(offset + m.length, offset + m.length + 2))) return m;
+    if (followedBy(all, offset + m.length, initialAfter, 2)) return m;
     const n = parseRoman(roman);
     if (n === null) return m;
     const reading = ordinal ? readOrdinal(n) : readCardinal(String(n));
@@ -440,8 +447,8 @@ const codeWordBefore = /(?:^|[^\p{L}])(?:số|mã|phòng|bàn|căn)\s$/iu;
 export const readRemainingNumbers: Rule = (text) =>
   text.replace(remainingNumberRe, (_m, num: string, offset: number, all: string) => {
     const end = offset + num.length;
-    const padded = /^0\d$/u.test(num) && !codeWordBefore.test(all.slice(Math.max(0, offset - 8), offset))
-      && (zeroPadWordBefore.test(all.slice(Math.max(0, offset - 8), offset)) || zeroPadWordAfter.test(all.slice(end, end + 8)));
+    const padded = /^0\d$/u.test(num) && !precededBy(all, offset, codeWordBefore, 8)
+      && (precededBy(all, offset, zeroPadWordBefore, 8) || followedBy(all, end, zeroPadWordAfter, 8));
     const reading = padded ? readCardinal(num) : readNumberToken(num);
     const lead = offset > 0 && LETTER.test(pointBefore(all, offset)) ? ' ' : '';
     const tail = end < all.length && LETTER.test(pointAt(all, end)) ? ' ' : '';

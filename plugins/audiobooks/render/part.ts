@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Blobs } from '../../../core/ports/blobs.ts';
 import type { SpeechEngine, VoiceProfile } from '../../../core/ports/engine.ts';
-import { prepareText } from '../../../core/speechkit/text/prepare.ts';
+import { checkText, prepareText } from '../../../core/speechkit/text/prepare.ts';
 import { silence } from '../../../core/speechkit/audio/pcm.ts';
 import { linkedController } from '../../../core/speechkit/abort.ts';
 import type { ScriptUnit } from '../script.ts';
@@ -21,8 +21,17 @@ export interface PartInput {
   signal?: AbortSignal;
 }
 
-/** Whether a unit renders any speech (see `audibleGaps`). */
-export const speaks = (text: string): boolean => prepareText(text).chunks.length > 0;
+/**
+ * Whether text preparation leaves a speakable chunk: a unit that renders no speech (see `audibleGaps`), a
+ * chapter that would be silence. Text it refuses for other reasons counts as speech, for the render to report.
+ */
+export const speaks = (text: string): boolean => {
+  try {
+    return checkText(text).speakable;
+  } catch {
+    return true;
+  }
+};
 
 /** PCM of one part: each unit's silence, then its speech trimmed of the engine's own silences. */
 async function* partPcm(engine: SpeechEngine, input: PartInput): AsyncGenerator<Buffer> {
