@@ -67,7 +67,7 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'readDates', rule: readDates, gate: DATE_GATE },
   { name: 'readTimes', rule: readTimes, gate: /\d[:h]/ },
   { name: 'readRomanNumerals', rule: readRomanNumerals, gate: / [IVXLCDM]/ },
-  { name: 'readOrdinals', rule: readOrdinals, gate: /h\u1ee9 \d/ },
+  { name: 'readOrdinals', rule: readOrdinals, gate: /[hH][\u1ee9\u1ee8] \d/ },
   { name: 'separateCodeHyphens', rule: separateCodeHyphens, gate: /-/ },
   { name: 'readRanges', rule: readRanges, gate: /[-\u2013]/ },
   // Gate inside the rule: one of ~ × ≥ ≤ ± ≈ ÷.

@@ -318,10 +318,11 @@ export const readNegatives: Rule = (text) => text.replace(/(?<=^|[\s(])[-−–]
 
 /**
  * Signs read before numbers are read: "~50" is "khoảng năm mươi", "2 × 3"
- * "hai nhân ba"; ≥ ≤ ± ≈ ÷ are read wherever they stand. Runs on every text
+ * "hai nhân ba", "2+3=5" "hai cộng ba bằng năm", "18+" "mười tám cộng";
+ * ≥ ≤ ± ≈ ÷ are read wherever they stand. Runs on every text
  * (its own quick test is the gate).
  */
-const SIGN_GATE = /[~×≥≤±≈÷]/u;
+const SIGN_GATE = /[~×≥≤±≈÷+=]/u;
 const SIGN_WORDS: Record<string, string> = {
   '≥': 'lớn hơn hoặc bằng', '≤': 'nhỏ hơn hoặc bằng', '±': 'cộng trừ', '≈': 'xấp xỉ', '÷': 'chia',
 };
@@ -331,7 +332,11 @@ export const readSigns: Rule = (text) =>
     : text
       .replace(/[≥≤±≈÷]/gu, (sign) => ` ${SIGN_WORDS[sign]} `)
       .replace(/(?<![\p{L}\p{N}~])~\s?(?=\d)/gu, (_m, offset: number, all: string) => (precededBy(all, offset, /khoảng\s$/iu, 8) ? '' : 'khoảng '))
-      .replace(/(?<=\d\s?)×(?=\s?\d)/gu, ' nhân ');
+      .replace(/(?<=\d\s?)×(?=\s?\d)/gu, ' nhân ')
+      // "2+3=5": between numbers these are arithmetic; "18+" (an age rating, "10+ năm") is the number and more.
+      .replace(/(?<=\d\s?)\+(?=\s?\d)/gu, ' cộng ')
+      .replace(/(?<=\d\s?)=(?=\s?\d)/gu, ' bằng ')
+      .replace(/(?<=\d)\+(?![\p{L}\p{N}+])/gu, ' cộng');
 
 const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
 const currencyBeforeRe = re(`(${alternation(Object.keys(CURRENCY_BEFORE))})\\s?${NUM}(?:\\s?(${scaleAlt})${END})?`);
@@ -391,13 +396,26 @@ export const readUnits: Rule = (text) =>
 
 /** "50k", "2tr": informal amounts without a currency. */
 const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`);
+/** "màn hình 4K", "video 8K": a screen resolution, said with the letter's name, not an amount. */
+const RESOLUTIONS = new Set(['4K', '8K']);
 export const readScaleSuffixes: Rule = (text) =>
-  text.replace(scaleSuffixRe, (_m, num: string, s: string) => amount(num, s));
+  text.replace(scaleSuffixRe, (m, num: string, s: string) => (RESOLUTIONS.has(m) ? `${readCardinal(num)} ca` : amount(num, s)));
 
-/** "thứ 2"; not "thứ 1.000", which the cardinal rule reads whole. */
-const ordinalRe = re(String.raw`(?<=[tT]hứ )(\d{1,2})(?![\p{N}]|[.,]\d)`);
+/** "thứ 2", "THỨ 2"; not "thứ 1.000", which the cardinal rule reads whole. */
+const AFTER_THU = '(?<=[tT][hH][ứỨ] )';
+const ordinalRe = re(String.raw`${AFTER_THU}(\d{1,2})(?![\p{N}]|[.,]\d)`);
+/** "thứ 2-6": from one day of the week to another, each said as a day ("thứ hai đến thứ sáu"). */
+const weekdayRangeRe = re(String.raw`${AFTER_THU}([2-7])\s?[-–]\s?([2-7])(?![\p{N}]|[.,]\d)`);
+/** "thứ 2, 4, 6", "thứ 3 và 5": every day of a list is a day ("tư", not "bốn"). */
+const weekdayListRe = re(String.raw`${AFTER_THU}([2-7])((?:(?:\s?,\s?|\s(?:và|hoặc)\s)[2-7])+)(?![\p{N}]|[.,]\d)`);
+/** What follows a list of days, as opposed to the counted noun in "vào thứ 2, 3 người đến". */
+const weekdayListFollows = endOrFollowedBy(`.,;:!?)\\]"”'’…`, [...DATE_FOLLOWERS, 'tuần', 'chủ nhật', 'cn']);
 export const readOrdinals: Rule = (text) =>
-  text.replace(ordinalRe, (_m, n: string) => readOrdinal(+n));
+  text
+    .replace(weekdayRangeRe, (m, a: string, b: string) => (+a < +b ? `${readOrdinal(+a)} đến thứ ${readOrdinal(+b)}` : m))
+    .replace(weekdayListRe, (m, first: string, rest: string, offset: number, all: string) =>
+      (followedBy(all, offset + m.length, weekdayListFollows, WINDOW) ? readOrdinal(+first) + rest.replace(/[2-7]/gu, (d) => readOrdinal(+d)) : m))
+    .replace(ordinalRe, (_m, n: string) => readOrdinal(+n));
 
 /** Words after which an upper-case Roman numeral is read, matched case-insensitively ("Thế Kỷ XX", "THẾ KỶ XXI"). */
 const ROMAN_CONTEXTS = [
