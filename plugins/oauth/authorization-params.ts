@@ -14,16 +14,22 @@ const isAuthorization = (path: string) => path === '/oauth/authorize' || path.st
  * Only the platform's scopes (README, SPEC: `tts` and `offline_access`) stay
  * in an authorization request. The library always knows OpenID's `openid`,
  * which would give the client an ID token about the user; it is dropped
- * here, from the query and from a POSTed form alike.
+ * here, from the query and from a POSTed form alike. And `required` (`tts`)
+ * is always asked for: a token without it is refused by every route, so a
+ * request with no scope, only OpenID's, or `offline_access` alone is taken
+ * as asking for it (RFC 6749 3.3's documented default). Without it such a
+ * request ended after the user had signed in, as `access_denied`, or with
+ * a refresh token good for nothing.
  */
-export function onlyScopes(allowed: string[]) {
-  const keep = (scope: string | null) => (scope ?? '').split(' ').filter((s) => allowed.includes(s)).join(' ');
+export function onlyScopes(allowed: string[], required: string) {
+  const keep = (scope: string | null) => {
+    const asked = new Set((scope ?? '').split(' '));
+    return allowed.filter((s) => s === required || asked.has(s)).join(' ');
+  };
   const filter = (params: URLSearchParams): boolean => {
-    if (!params.has('scope')) return false;
     const kept = keep(params.get('scope'));
     if (kept === params.get('scope')) return false;
-    if (kept) params.set('scope', kept);
-    else params.delete('scope');
+    params.set('scope', kept);
     return true;
   };
   return async (ctx: KoaContextWithOIDC, next: Next) => {

@@ -148,7 +148,7 @@ export async function createProvider(settings: ProviderSettings, deps: ProviderD
   provider.proxy = true;
   allowLoopbackRedirectsOnAnyPort(provider);
   provider.use(applyPageSecurityToFormPost);
-  provider.use(onlyScopes([SCOPE, 'offline_access']));
+  provider.use(onlyScopes([SCOPE, 'offline_access'], SCOPE));
   provider.use(acceptIssuedSecretOfPublicClients(provider));
   provider.use(alwaysIssueClientSecret(deps.store));
   provider.use(advertiseScopes);

@@ -145,6 +145,24 @@ test('PKCE S256 is required: no code_challenge, or the plain method, is refused'
   t.is(plain.callback.searchParams.get('code'), null);
 });
 
+test('RFC 6749 3.3: a request without `tts` (no scope, only OpenID\'s, offline_access alone) is taken as asking for it, and its token works', async (t) => {
+  const user = await createUser(p);
+  const as = await discover(p);
+  const client = await register(as, {
+    redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'],
+  });
+  const redirectUri = 'http://127.0.0.1:40001/callback';
+  const resource = `${p.url}/mcp`;
+  for (const [scope, offline] of [[null, false], ['openid profile email', false], ['offline_access', true]] as const) {
+    const { callback, verifier, state } = await authorizeInBrowser({ as, client, redirectUri, resource, user, override: { scope } });
+    t.is(callback.searchParams.get('error'), null, `scope ${scope}: ${callback.searchParams.get('error_description')}`);
+    const tokens = await exchangeCode({ as, client, callback, state, verifier, redirectUri, resource });
+    t.is(tokens.scope, 'tts', `scope ${scope}: the access token's scope`);
+    t.is(Boolean(tokens.refresh_token), offline, `scope ${scope}: a refresh token only with offline_access`);
+    t.is((await p.api('/balance', { key: tokens.access_token })).status, 200, `scope ${scope}`);
+  }
+});
+
 test('a redirect URI that was not registered is refused (loopback matches on any port, nothing else)', async (t) => {
   const user = await createUser(p);
   const as = await discover(p);

@@ -1,0 +1,16 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LOAD_GENERATOR_ENV, spawnServer, load } from './lib.ts';
+const ADMIN = 'bench-admin-token-0123456789';
+const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-prof-'));
+const platform = await spawnServer('core/main.ts', { DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, ROLES: 'api', ...LOAD_GENERATOR_ENV });
+const boot = await fetch(`${platform.url}/admin/v1/bootstrap`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench', grant: { totalTokens: 2_000_000_000 } }) });
+const { apiKey } = (await boot.json()) as { apiKey: string };
+let seq = 0;
+const route = process.env.ROUTE ?? 'tts';
+const opts = route === 'tts' ? { url: `${platform.url}/api/v1/tts`, connections: 50, method: 'POST' as const, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ text: `Xin chào, đây là yêu cầu số ${++seq} của bài kiểm tra hiệu năng.` }) }) }] } : { url: `${platform.url}/api/v1/balance`, connections: 100, headers: { authorization: `Bearer ${apiKey}` } };
+await load({ ...opts, duration: 2 });
+const r = await load({ ...opts, duration: 8 });
+console.log(route, r.rps.toFixed(0));
+await platform.stop();
