@@ -73,6 +73,12 @@ export interface IdempotentOptions {
   heldAnswer?: (claim: IdempotencyClaim) => Promise<HeldAnswer>;
   /** a finished request whose answer could not be recorded */
   onStoreError?: (err: unknown) => void;
+  /**
+   * The recorded answer as it is replayed: a route whose answer holds
+   * something that ages (a signed link and its `expiresIn`) renews it here,
+   * as the answer rebuilt from the system of record already is.
+   */
+  replay?: (recorded: StoredResponse) => Promise<StoredResponse>;
   now?: () => number;
 }
 
@@ -126,7 +132,10 @@ export async function runIdempotent(
   }
   if (existing) {
     if (!sameBody(existing.fingerprint)) throw reused();
-    if (existing.state === 'done') return { replayed: true, response: { status: existing.status, body: existing.body } };
+    if (existing.state === 'done') {
+      const recorded = { status: existing.status, body: existing.body };
+      return { replayed: true, response: options.replay ? await options.replay(recorded) : recorded };
+    }
     // In flight: finished after all (its answer never recorded), still running, or died before accepting anything.
     const answer = await held();
     // A mark without its start (written by an older version, whose accepts claim no key) is never taken over.

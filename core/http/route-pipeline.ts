@@ -182,6 +182,10 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
           await parse(ctx as unknown as Koa.Context, async () => {}).catch((err: unknown) => {
             throw bodyReadRefusal(err, ctx.req);
           });
+          // Strict JSON parsing lets an array through; it is refused as `null` or `5` are (README: INVALID_JSON), not field by field.
+          if (def.body !== 'multipart' && Array.isArray(ctx.request.body)) {
+            throw new ApiError(400, 'The request body must be a JSON object.', { code: 'INVALID_JSON' });
+          }
         }
         try {
           await def.handler(ctx, validatedInput(def, ctx));

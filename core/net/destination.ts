@@ -84,6 +84,8 @@ export function parseDestinationUrl(raw: string): { url: URL; hostname: string }
   // The WHATWG parser has already turned every IPv4 spelling (2130706433, 0x7f.1, 0177.0.0.1, 127.1) into dotted form.
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (hostname === '') throw new DestinationError('invalid_url', 'url has no host.');
+  // Port 0 parses, but no connection can be made to it: every delivery would fail.
+  if (url.port === '0') throw new DestinationError('invalid_url', 'url has port 0, which nothing can listen on.');
   return { url, hostname };
 }
 

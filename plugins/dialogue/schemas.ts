@@ -61,7 +61,7 @@ export const dialogueResponse = Joi.object({
   audioUrlExpiresIn: Joi.number().integer().required().description('seconds (86400)'),
   duration: Joi.number().required().description('seconds'),
   sampleRate: Joi.number().integer().required().example(48000),
-  characters: Joi.number().integer().required().description('characters billed'),
+  characters: Joi.number().integer().required().description('characters submitted (after NFC); billing counts at least 50'),
   voiceSegments: Joi.array().items(Joi.object({
     inputIndex: Joi.number().integer().required(),
     voiceId: Joi.string().required(),

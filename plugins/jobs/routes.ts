@@ -44,6 +44,7 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
       const result = await runIdempotent(idempotency, auth.keyId, idempotencyKey, ctx.request.body, (claim) =>
         service.submit(body, { auth, billing: ctx.state.billing, outcome: ctx.state.outcome }, claim), {
         heldAnswer: (claim) => service.heldAnswer(claim),
+        replay: (recorded) => service.replayAnswer(recorded, auth.accountId),
         onStoreError: (err) => logger.warn('the idempotency record was not saved; a retry with this key is answered from the job it accepted', { err: err as Error }),
       });
       if (result.replayed) {

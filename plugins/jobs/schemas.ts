@@ -40,7 +40,7 @@ export const jobResponse = Joi.object({
   jobId: Joi.string().required(),
   status: Joi.string().valid('queued', 'processing', 'completed', 'failed').required(),
   voiceId: Joi.string().required().example('vi-north-female-mai'),
-  textLength: Joi.number().integer().required().description('characters billed'),
+  textLength: Joi.number().integer().required().description('characters submitted (after NFC); billing counts at least 50'),
   createdAt: Joi.string().isoDate().required(),
   completedAt: Joi.string().isoDate(),
   audioUrl: Joi.string().uri().description('only when `completed`: presigned, valid 24 hours'),

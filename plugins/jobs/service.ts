@@ -164,6 +164,14 @@ export function createJobsService(deps: JobsDeps) {
       return { fingerprint: held.fingerprint, response: acceptedAnswer(held.job) };
     },
 
+    /** A recorded answer replayed: a cache hit's link is signed again (it was valid 24 hours from the first answer). */
+    async replayAnswer(recorded: { status: number; body: unknown }, accountId: string): Promise<{ status: number; body: unknown }> {
+      const { jobId, status } = (recorded.body ?? {}) as { jobId?: unknown; status?: unknown };
+      if (status !== 'completed' || typeof jobId !== 'string') return recorded;
+      const job = await jobs.get(jobId);
+      return job && job.accountId === accountId ? acceptedAnswer(job) : recorded;
+    },
+
     async getOne(jobId: string, accountId: string): Promise<Record<string, unknown>> {
       const job = await jobs.get(jobId);
       if (!job || job.accountId !== accountId) throw new DomainError('not_found', `Job ${jobId} not found.`, { code: 'JOB_NOT_FOUND' });

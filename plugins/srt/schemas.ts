@@ -39,7 +39,7 @@ export const srtResponse = Joi.object({
   audioUrlExpiresIn: Joi.number().integer().required(),
   duration: Joi.number().required(),
   sampleRate: Joi.number().integer().required(),
-  characters: Joi.number().integer().required().description('characters billed'),
+  characters: Joi.number().integer().required().description('characters submitted (after NFC); billing counts at least 50'),
   cues: Joi.array().items(cueReport).required(),
 });
 

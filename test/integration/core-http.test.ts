@@ -311,9 +311,9 @@ test('/metrics counts bus traffic per topic and reports consumer lag per group',
   t.regex(metrics, /http_request_duration_seconds_count\{route="clone",method="POST",status="410"\} [1-9]/);
 });
 
-test('a body that is JSON but not an object (null, a string, a number) is 400 INVALID_JSON saying it must be an object, not that it is not JSON', async (t) => {
+test('a body that is JSON but not an object (null, a string, a number, an array) is 400 INVALID_JSON saying it must be an object, not that it is not JSON', async (t) => {
   const { apiKey } = await p.bootstrap();
-  for (const body of ['null', '"abc"', '5']) {
+  for (const body of ['null', '"abc"', '5', '[]', '[{"text":"Xin chào các bạn."}]']) {
     const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body });
     t.is(res.status, 400);
     t.like(await res.json(), { code: 'INVALID_JSON', message: 'The request body must be a JSON object.' }, body);

@@ -99,6 +99,24 @@ test('Idempotency-Key: replay returns the original job with Idempotent-Replayed 
   t.is(reused.body.code, 'IDEMPOTENCY_KEY_REUSED');
 });
 
+test('Idempotency-Key: a replayed cache hit carries a link signed again, its audioUrlExpiresIn true (SPEC: seconds until the URL expires)', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const text = 'Một đường dẫn được ký lại mỗi khi câu trả lời được phát lại.';
+  await waitForJob(acct.apiKey, (await submit(acct.apiKey, { text })).body.jobId);
+  const key = 'cache-hit-replay-01';
+  const hit = await submit(acct.apiKey, { text }, { 'Idempotency-Key': key });
+  t.is(hit.body.status, 'completed');
+  const expiresOf = (url: string) => Number(new URL(url).searchParams.get('expires'));
+  t.true(expiresOf(hit.body.audioUrl) > 0, hit.body.audioUrl);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const replay = await submit(acct.apiKey, { text }, { 'Idempotency-Key': key });
+  t.is(replay.res.headers.get('idempotent-replayed'), 'true');
+  t.is(replay.body.jobId, hit.body.jobId);
+  t.true(expiresOf(replay.body.audioUrl) > expiresOf(hit.body.audioUrl), 'the replay\'s link is signed at the replay');
+  t.is(replay.body.audioUrlExpiresIn, 86400);
+  t.is((await fetch(replay.body.audioUrl)).status, 200);
+});
+
 test('Idempotency-Key is scoped to the API key', async (t) => {
   const a = await p.bootstrap();
   const b = await p.bootstrap();

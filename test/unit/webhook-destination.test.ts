@@ -157,6 +157,14 @@ for (const row of ROWS) {
   });
 }
 
+test('a URL on port 0, where nothing can listen, is refused at registration as WEBHOOK_URL_INVALID', async (t) => {
+  const h = harness(t);
+  for (const url of ['https://93.184.216.34:0/hook', 'https://hooks.example.com:0/in']) {
+    const err = await t.throwsAsync(h.service.create(ACCOUNT, { url, events: ['tts.job.failed'] }));
+    t.like(err, { kind: 'invalid', code: 'WEBHOOK_URL_INVALID' }, url);
+  }
+});
+
 test('a name that resolves to a private address after registration is refused at delivery', async (t) => {
   const h = harness(t);
   h.dns.set('hooks.customer.example', ['93.184.216.34']);
