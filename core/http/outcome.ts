@@ -104,7 +104,8 @@ export function buildOutcomeEvent(input: {
     result,
     tokensCharged: o.tokensCharged,
     tokensRefunded: o.tokensRefunded,
-    characters: o.characters,
+    // A refusal speaks and bills nothing: its text is not usage, however far the route got before refusing (a stream slot).
+    characters: result === 'denied' ? 0 : o.characters,
     audioSeconds: Math.round(o.audioSeconds * 1000) / 1000,
     genMs: o.genMs,
     voice: o.voice,
