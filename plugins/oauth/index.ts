@@ -5,7 +5,6 @@ import compose from 'koa-compose';
 import type Koa from 'koa';
 import type Provider from 'oidc-provider';
 import { definePlugin } from '../../core/plugin.ts';
-import { DomainError } from '../../core/errors.ts';
 import { coreServices } from '../../core/services.ts';
 import { openOAuthStore } from './open-store.ts';
 import { createProvider } from './provider.ts';
@@ -100,13 +99,22 @@ export default definePlugin({
       if (canonical !== ctx.path) ctx.path = canonical;
       return next();
     };
-    // Registration is open (MCP clients register themselves), so it is limited per client address.
+    // Registration is open (MCP clients register themselves), so it is limited per client address: every attempt counts,
+    // refused ones too. The refusal is in OAuth's error shape (RFC 7591 3.2.2), as the endpoint's other answers are, so that
+    // a client library can read it; RFC 7591 has no code for it, and RFC 6749's `temporarily_unavailable` says "retry later".
     const registrationLimit: Koa.Middleware = async (ctx, next) => {
       if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
         const decision = await deps.counters.rateLimiter.consume(`oauth-register:${ctx.ip}`, config.OAUTH_REGISTRATIONS_PER_HOUR, 3600);
         if (!decision.allowed) {
           const retryAfterSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
-          throw new DomainError('limited', `Too many client registrations from this address; retry in ${retryAfterSeconds} seconds.`, { code: 'RATE_LIMITED', retryAfterSeconds });
+          ctx.status = 429;
+          ctx.set('Retry-After', String(retryAfterSeconds));
+          ctx.set('Cache-Control', 'no-store');
+          ctx.body = {
+            error: 'temporarily_unavailable',
+            error_description: `Too many client registrations from this address (at most ${config.OAUTH_REGISTRATIONS_PER_HOUR} an hour, refused ones included); retry in ${retryAfterSeconds} seconds.`,
+          };
+          return;
         }
       }
       await next();

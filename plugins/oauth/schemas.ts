@@ -1,6 +1,5 @@
 import Joi from 'joi';
 import type { OperationDoc } from '../../core/plugin.ts';
-import { nativeErrorSchema } from '../../core/http/openapi/envelopes.ts';
 
 /**
  * The public endpoints of the authorization server, for the API reference
@@ -97,7 +96,7 @@ export const OAUTH_OPERATIONS: OperationDoc[] = [
     responses: {
       201: { description: 'The client; `client_secret` is always returned', schema: registrationResponse },
       400: { description: 'Invalid client metadata or redirect URI', schema: oauthError },
-      429: { description: 'Too many registrations from this address (native envelope, `RATE_LIMITED`, with Retry-After)', schema: nativeErrorSchema, headers: { 'Retry-After': { description: 'seconds', schema: Joi.number().integer(), required: true } } },
+      429: { description: 'Too many registrations from this address, refused ones included: `temporarily_unavailable`, with Retry-After', schema: oauthError, headers: { 'Retry-After': { description: 'seconds', schema: Joi.number().integer(), required: true } } },
     },
   },
   {

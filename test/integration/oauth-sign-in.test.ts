@@ -137,14 +137,19 @@ test('users are created through the admin API: e-mail once, a long enough passwo
   t.like(await unknown.json(), { code: 'ACCOUNT_NOT_FOUND' });
 });
 
-test('dynamic registration is rate limited per client address', async (t) => {
-  const limited = await startTestPlatform({ PLUGINS: 'catalog,account,oauth', OAUTH_REGISTRATIONS_PER_HOUR: '2' });
+test('dynamic registration is rate limited per client address, refused attempts included; the 429 is in OAuth\'s error shape (RFC 7591 3.2.2) with Retry-After', async (t) => {
+  const limited = await startTestPlatform({ PLUGINS: 'catalog,account,oauth', OAUTH_REGISTRATIONS_PER_HOUR: '3' });
   t.teardown(() => limited.stop());
+  const register = (metadata: Record<string, unknown>) => fetch(`${limited.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) });
+  const good = { redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' };
   const statuses = [];
-  for (let i = 0; i < 3; i++) {
-    const res = await fetch(`${limited.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' }) });
-    statuses.push(res.status);
-    if (res.status === 429) t.is(((await res.json()) as { code: string }).code, 'RATE_LIMITED');
-  }
-  t.deepEqual(statuses, [201, 201, 429]);
+  statuses.push((await register({ redirect_uris: 'not a list' })).status);
+  for (let i = 0; i < 2; i++) statuses.push((await register(good)).status);
+  const refused = await register(good);
+  statuses.push(refused.status);
+  t.deepEqual(statuses, [400, 201, 201, 429]);
+  const body = (await refused.json()) as { error: string; error_description: string };
+  t.is(body.error, 'temporarily_unavailable');
+  t.regex(body.error_description, /at most 3 an hour/);
+  t.true(Number(refused.headers.get('retry-after')) > 0);
 });
