@@ -92,6 +92,7 @@ const COMPAT_TYPES: Record<number, string> = {
   401: 'authentication_error',
   403: 'insufficient_quota',
   404: 'invalid_request_error',
+  405: 'invalid_request_error',
   409: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',

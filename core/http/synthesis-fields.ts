@@ -34,9 +34,9 @@ const NFC_MAX_GROWTH = 3;
  * A run of more than 30 combining marks is refused first: no language needs
  * one, and normalising it is quadratic (see core/speechkit/text/unicode.ts).
  */
-export function textField(name: string, options: { trim?: boolean } = {}) {
-  const base = options.trim ? Joi.string().trim() : Joi.string();
-  return base
+/** The text as submitted, never trimmed: its length is what is billed and limited (SPEC Billing 1). */
+export function textField(name: string) {
+  return Joi.string()
     .required()
     .custom((value: string, helpers) => {
       if (hasLongCombiningRun(value)) return helpers.error('text.marks');

@@ -99,7 +99,7 @@ export const agentSpeechBody = Joi.object<AgentSpeechBody>({
       'any.only': '"message.type" must be "voice-request"',
       'any.required': '"message.type" is required and must be "voice-request"',
     }),
-    text: textField('"message.text"', { trim: true }),
+    text: textField('"message.text"'),
     sampleRate: Joi.number().valid(...AGENT_SAMPLE_RATES).required().messages({
       'any.only': `"message.sampleRate" must be one of ${AGENT_SAMPLE_RATES.join(', ')}`,
       'any.required': `"message.sampleRate" is required (${AGENT_SAMPLE_RATES.join(', ')})`,

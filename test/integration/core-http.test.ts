@@ -47,13 +47,15 @@ test('a wrong method on a known route is 405 in the native envelope, with Allow 
   t.is(tts.headers.get('allow'), 'POST, HEAD, GET');
 });
 
-test('a wrong method on the compatible POST /audio/speech is 405 in its own envelope (error object), with Allow, whatever the spelling of the path', async (t) => {
+test('a wrong method on the compatible POST /audio/speech is 405 in its own envelope (error object, a client error: invalid_request_error, not api_error), with Allow, whatever the spelling of the path', async (t) => {
   const { apiKey } = await p.bootstrap();
   for (const [method, path] of [['GET', '/audio/speech'], ['PUT', '/audio/speech'], ['DELETE', '/AUDIO/SPEECH'], ['GET', '/audio/speech/']]) {
     const res = await p.api(path, { method, key: apiKey });
     t.is(res.status, 405, `${method} ${path}`);
     t.is(res.headers.get('allow'), 'POST');
-    t.deepEqual(Object.keys(await res.json()), ['error']);
+    const body = await res.json();
+    t.deepEqual(Object.keys(body), ['error']);
+    t.is(body.error.type, 'invalid_request_error', `${method} ${path}`);
   }
 });
 

@@ -98,6 +98,19 @@ test('charged characters x 3 x 1.3; aiRefine is never applied (no moderation, no
   t.is(before - (await remainingTokens(p, apiKey)), priceOf(text));
 });
 
+test('SPEC Billing 1: message.text is billed and limited as submitted, its spaces counted (it was trimmed first, unlike the other routes\' text)', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  const text = `${TEXT}${' '.repeat(60)}`;
+  const before = await remainingTokens(p, apiKey);
+  const res = await agent(voiceRequest(16000, text), { 'x-agent-secret': apiKey });
+  t.is(res.status, 200);
+  await res.arrayBuffer();
+  t.is(before - (await remainingTokens(p, apiKey)), priceOf(text));
+  const over = await agent(voiceRequest(16000, `Xin chào${' '.repeat(49_993)}`), { 'x-agent-secret': apiKey });
+  t.is(over.status, 400, '50,001 characters, most of them spaces');
+  t.regex(JSON.stringify((await over.json()).message), /at most 50000 characters/);
+});
+
 test('a test key is capped at 100 words', async (t) => {
   const { apiKey } = await p.bootstrap({ kind: 'test' });
   const res = await agent(voiceRequest(16000, Array.from({ length: 101 }, () => 'vâng').join(' ')), { 'x-agent-secret': apiKey });
