@@ -41,6 +41,7 @@ const NOTHING_TO_SPEAK: Array<[string, string]> = [
   ['punctuation only', '... !!! ??? — … ;'],
   ['unknown tags only', '[music] [applause] [pause]'],
   ['a byte-order mark', '\uFEFF'],
+  ['cue tags only, which every engine renders as silence', '[cười] [thở dài] [hắng giọng]'],
 ];
 
 for (const [what, text] of NOTHING_TO_SPEAK) {
@@ -56,9 +57,11 @@ for (const [what, text] of NOTHING_TO_SPEAK) {
 test('text with nothing to speak is refused on the synchronous routes too, in each route\'s envelope', async (t) => {
   const { apiKey } = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   for (const name of ['/tts/stream', '/audio/speech', '/agent/speech']) {
-    const { status, json } = await post(ROUTES[name], apiKey, '[music] \u200B ...');
-    t.is(status, 400, name);
-    t.is(ROUTES[name].codeOf(json), name === '/audio/speech' ? 'invalid_request_error' : 'NOTHING_TO_SPEAK', name);
+    for (const text of ['[music] \u200B ...', '[cười] ... [thở dài]']) {
+      const { status, json } = await post(ROUTES[name], apiKey, text);
+      t.is(status, 400, `${name} ${text}`);
+      t.is(ROUTES[name].codeOf(json), name === '/audio/speech' ? 'invalid_request_error' : 'NOTHING_TO_SPEAK', `${name} ${text}`);
+    }
   }
   t.is(await balance(apiKey), 10_000);
 });

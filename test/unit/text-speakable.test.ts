@@ -1,5 +1,6 @@
 import test from 'ava';
-import { hasSpeakableChunk, splitChunks } from '../../core/speechkit/text/split.ts';
+import { hasSpeakableChunk, hasSpokenChunk, splitChunks } from '../../core/speechkit/text/split.ts';
+import { cueOfChunk } from '../../core/speechkit/text/cues.ts';
 import { checkText, prepareText } from '../../core/speechkit/text/prepare.ts';
 
 // Pieces that exercise every way a chunk is cut or dropped: sentence ends, commas, long words cut hard
@@ -37,4 +38,13 @@ test('checkText gives the verdict prepareText gives, expansion refusals included
     if (expected !== actual) return t.fail(JSON.stringify(text));
   }
   t.pass();
+});
+
+test('hasSpokenChunk agrees with splitChunks giving a chunk that is not a cue tag, on 20,000 generated texts', (t) => {
+  for (let seed = 0; seed < 20_000; seed++) {
+    const text = randomText(seed);
+    if (hasSpokenChunk(text) !== splitChunks(text).some((chunk) => cueOfChunk(chunk) === null)) return t.fail(`seed ${seed}: ${JSON.stringify(text)}`);
+  }
+  t.false(hasSpokenChunk('[cười] … [thở dài]'), 'cue tags alone are silence');
+  t.true(hasSpokenChunk('[cười] Xin chào'));
 });

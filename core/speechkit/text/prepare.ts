@@ -5,7 +5,7 @@
  * loop for long texts by prepare-pool.ts.
  */
 import { applyCueTags } from './cues.ts';
-import { hasSpeakableChunk, splitChunks, type SplitOptions } from './split.ts';
+import { hasSpeakableChunk, hasSpokenChunk, splitChunks, type SplitOptions } from './split.ts';
 import { capCombiningRuns, stripZeroWidth, ZERO_WIDTH_GATE } from './unicode.ts';
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
@@ -113,7 +113,8 @@ export function prepareText(text: string, options: PrepareOptions = {}): Prepare
   return { text: normalized, chunks: splitChunks(normalized, split) };
 }
 
-/** The same checks as prepareText without cutting chunks: whether any chunk would be speakable. */
-export function checkText(text: string, options: Pick<PrepareOptions, 'sourceCharacters'> = {}): { speakable: boolean } {
-  return { speakable: hasSpeakableChunk(normalizeWithinLimit(text, options.sourceCharacters)) };
+/** The same checks as prepareText without cutting chunks: whether any chunk would be speakable, and any be words rather than a cue. */
+export function checkText(text: string, options: Pick<PrepareOptions, 'sourceCharacters'> = {}): { speakable: boolean; spoken: boolean } {
+  const normalized = normalizeWithinLimit(text, options.sourceCharacters);
+  return { speakable: hasSpeakableChunk(normalized), spoken: hasSpokenChunk(normalized) };
 }

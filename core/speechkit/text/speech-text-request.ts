@@ -12,6 +12,7 @@ import { PoolBusyError, WorkerPool } from '../worker-pool.ts';
 import { siblingModule } from '../module-url.ts';
 import type { PreparedText } from './prepare.ts';
 import { MAX_EXPANSION } from './prepare.ts';
+import { cueOfChunk } from './cues.ts';
 
 /** Texts at least this long (UTF-16 units) are prepared off the event loop; below it the worst case is a few ms. */
 export const OFF_THREAD_MIN_LENGTH = 1_000;
@@ -72,20 +73,25 @@ function refuseIfRefused(outcome: SpeechTextOutcome, param: string): void {
   }
 }
 
-const nothingToSpeak = (param: string) => new DomainError('invalid', `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
+const nothingToSpeak = (param: string, cuesOnly: boolean) => new DomainError('invalid', cuesOnly
+  ? `"${param}" holds only cue tags, which are silent pauses; add words to speak.`
+  : `"${param}" contains nothing that can be spoken.`, { param, code: 'NOTHING_TO_SPEAK' });
 
 /**
  * Prepared text for the engine, or the refusal: 422 moderation (aiRefine
  * only), 400 TEXT_EXPANSION_LIMIT when the reading is over MAX_EXPANSION
  * times the billed characters, 400 NOTHING_TO_SPEAK when no chunk has a
  * letter or digit (whitespace, zero-width characters, punctuation, unknown
- * tags, a BOM, NUL, lone surrogates).
+ * tags, a BOM, NUL, lone surrogates) or every chunk is a cue tag, which
+ * every engine renders as silence (SPEC Billing 3: no audio, no charge).
  */
 export async function prepareForRequest(request: SpeechTextRequest): Promise<PreparedText> {
   const { param, ...input } = request;
   const outcome = await speechTextOffLoop(input);
   refuseIfRefused(outcome, param);
-  if (outcome.kind !== 'ok' || outcome.chunks.length === 0) throw nothingToSpeak(param);
+  if (outcome.kind !== 'ok' || !outcome.chunks.some((chunk) => cueOfChunk(chunk) === null)) {
+    throw nothingToSpeak(param, outcome.kind === 'ok' && outcome.chunks.length > 0);
+  }
   return { text: outcome.text, chunks: outcome.chunks };
 }
 
@@ -98,7 +104,7 @@ export async function refuseUnspeakable(request: SpeechTextRequest): Promise<voi
   const { param, ...input } = request;
   const outcome = await speechTextOffLoop({ ...input, checkOnly: true });
   refuseIfRefused(outcome, param);
-  if (outcome.kind !== 'checked' || !outcome.speakable) throw nothingToSpeak(param);
+  if (outcome.kind !== 'checked' || !outcome.spoken) throw nothingToSpeak(param, outcome.kind === 'checked' && outcome.speakable);
 }
 
 /** Stops the pool's workers (tests; a process exits without it, idle workers being unref'd). */

@@ -20,7 +20,7 @@ export interface SpeechTextInput {
 
 export type SpeechTextOutcome =
   | { kind: 'ok'; text: string; chunks: string[] }
-  | { kind: 'checked'; speakable: boolean }
+  | { kind: 'checked'; speakable: boolean; spoken: boolean }
   | { kind: 'moderation' }
   | { kind: 'expansion'; characters: number; limit: number };
 
@@ -40,7 +40,7 @@ function listFor(terms: readonly string[]): ModerationList {
 export function speechText(input: SpeechTextInput): SpeechTextOutcome {
   try {
     const source = input.aiRefine ? refineText(input.text, listFor(input.moderationTerms)).text : input.text;
-    if (input.checkOnly) return { kind: 'checked', speakable: checkText(source, { sourceCharacters: input.sourceCharacters }).speakable };
+    if (input.checkOnly) return { kind: 'checked', ...checkText(source, { sourceCharacters: input.sourceCharacters }) };
     const prepared = prepareText(source, { sourceCharacters: input.sourceCharacters });
     return { kind: 'ok', text: prepared.text, chunks: prepared.chunks };
   } catch (err) {

@@ -115,3 +115,13 @@ export function splitChunks(text: string, options: SplitOptions = {}): string[] 
 export function hasSpeakableChunk(text: string): boolean {
   return segmentCues(text).some((segment) => segment.kind === 'cue' || SPEAKABLE.test(segment.text));
 }
+
+/**
+ * Whether any chunk would be words rather than a cue tag: every engine
+ * renders a cue as a pause (README, cue tags), so a text of cues alone is
+ * silence. A piece of a larger whole (a dialogue turn, an audiobook unit)
+ * may be a pause; a request's whole text may not.
+ */
+export function hasSpokenChunk(text: string): boolean {
+  return segmentCues(text).some((segment) => segment.kind === 'text' && SPEAKABLE.test(segment.text));
+}
