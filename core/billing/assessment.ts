@@ -67,10 +67,12 @@ export function assessGrant(grant: Grant, tokens: number, engine: string, now: D
   const left = tokensLeft(grant);
   if (left === 0) return refuse('used_up', 0);
   if (left < tokens) return refuse('exhausted', left);
-  const dc = dailyCap(grant);
-  if (dc !== null && dayUsed(grant, w) + tokens > dc) return refuse('daily', Math.max(0, dc - dayUsed(grant, w)), w.dayResetAt);
+  // When both caps are short the week binds: it never reopens before the day, so a client told to wait for the
+  // daily reset would be refused again then.
   const wc = weeklyCap(grant);
   if (wc !== null && weekUsed(grant, w) + tokens > wc) return refuse('weekly', Math.max(0, wc - weekUsed(grant, w)), w.weekResetAt);
+  const dc = dailyCap(grant);
+  if (dc !== null && dayUsed(grant, w) + tokens > dc) return refuse('daily', Math.max(0, dc - dayUsed(grant, w)), w.dayResetAt);
   return { canPay: true, spendable };
 }
 

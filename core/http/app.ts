@@ -93,6 +93,14 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   const apiEdge = edgeMiddleware(edgeGate('api', edge.api, edgeDeps));
   const streamEdge = edgeGate('stream', edge.stream, edgeDeps);
 
+  const mounts = [...parts.mounts].sort((a, b) => b.prefix.length - a.prefix.length);
+  const mountOf = (path: string) => mounts.find((m) => path === m.prefix || path.startsWith(m.prefix.endsWith('/') ? m.prefix : m.prefix + '/'));
+  // A path under a mount (/admin/v1, /oauth, …) is told about that mount's routes, not sent to /api/v1.
+  const noRoute = (ctx: Koa.Context) => {
+    const mount = mountOf(ctx.path);
+    const message = mount ? `No route ${ctx.method} ${ctx.path} among the routes under ${mount.prefix}.` : `No route ${ctx.method} ${ctx.path}. Every API route lives under ${API_PREFIX}.`;
+    return new ApiError(404, message, { code: 'ROUTE_NOT_FOUND' });
+  };
   // What no route answered (a 405, the edge's refusals) is still in the envelope of the route at that path.
   const compatPaths = new Set(parts.routes.filter((def) => def.envelope === 'compat').map((def) => `${API_PREFIX}${def.path}`.toLowerCase()));
   const envelopeOf = (path: string) => (compatPaths.has(path.toLowerCase().replace(/\/+$/, '')) ? 'compat' : 'native');
@@ -117,21 +125,18 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
       if (ctx.respond === false) return;
       const refusal = methodRefusal(ctx);
       if (refusal) throw refusal;
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new ApiError(404, `No route ${ctx.method} ${ctx.path}. Every API route lives under ${API_PREFIX}.`, { code: 'ROUTE_NOT_FOUND' });
-      }
+      if (ctx.status === 404 && ctx.body === undefined) throw noRoute(ctx);
     } catch (err) {
       sendError(ctx, toApiError(err, services.logger), envelopeOf(ctx.path), requestId);
     }
   });
 
   const apiRoutes = groupedRoutes(parts.routes, (def) => routePipeline(def, services, drain, def.stream ? streamEdge : null));
-  const mounts = [...parts.mounts].sort((a, b) => b.prefix.length - a.prefix.length);
   const otherRoutes: Koa.Middleware = compose<any>(parts.coreRouters.flatMap((r) => [r.routes(), r.allowedMethods()]));
   // One prefix test sends API traffic straight to its router: the hot path skips the probe and mount routers.
   app.use((ctx, next) => {
     if (ctx.path.startsWith(API_PREFIX + '/')) return apiEdge(ctx, () => apiRoutes(ctx, next));
-    const mount = mounts.find((m) => ctx.path === m.prefix || ctx.path.startsWith(m.prefix.endsWith('/') ? m.prefix : m.prefix + '/'));
+    const mount = mountOf(ctx.path);
     return mount ? mount.middleware(ctx, next) : otherRoutes(ctx, next);
   });
   return app;

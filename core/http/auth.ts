@@ -45,6 +45,13 @@ export function isWellFormedKey(value: string): boolean {
   return KEY_PATTERN.test(value);
 }
 
+/** Names the headers this request sent its key in, so the caller sees which clash (X-AGENT-SECRET too, on a route that takes it). */
+function ambiguousMessage(headers: Array<{ name: string; sent: number }>): string {
+  const clash = headers.filter((h) => h.sent > 0).map((h) => (h.sent > 1 ? `${h.name} ${h.sent} times` : h.name));
+  const names = headers.map((h) => (h.name === 'Authorization' ? 'Authorization: Bearer' : h.name));
+  return `Send the API key in one header only, once: this request sent ${clash.join(' and ')}. Use ${names.slice(0, -1).join(', ')} or ${names.at(-1)}.`;
+}
+
 /**
  * Reads the key from `Authorization: Bearer` or `X-API-Key` (or a route's
  * extra header such as `X-AGENT-SECRET`). Sending more than one is 400:
@@ -59,7 +66,11 @@ export function readPresentedKey(headers: NodeJS.Dict<string[]>, extraHeader?: s
   const apiKey = sent('x-api-key');
   const extra = extraHeader ? sent(extraHeader.toLowerCase()) : [];
   if (authorization.length + apiKey.length + extra.length > 1) {
-    throw new ApiError(400, 'Send the API key in one header only, once: either Authorization: Bearer or X-API-Key.', { code: 'AMBIGUOUS_CREDENTIALS', compatType: 'invalid_request_error' });
+    const offered = [{ name: 'Authorization', sent: authorization.length }, { name: 'X-API-Key', sent: apiKey.length }];
+    if (extraHeader) offered.push({ name: extraHeader.toUpperCase(), sent: extra.length });
+    throw new ApiError(400, ambiguousMessage(offered), {
+      code: 'AMBIGUOUS_CREDENTIALS', compatType: 'invalid_request_error',
+    });
   }
   if (authorization.length > 0) {
     const match = /^Bearer\s+(.+)$/i.exec(authorization[0].trim());

@@ -3,6 +3,7 @@ import type { Documents, Grant, KeyKind, ClonedVoice } from '../../core/ports/do
 import type { BillingService, BalanceView } from '../../core/billing/service.ts';
 import { ApiError } from '../../core/errors.ts';
 import { createAccountKeys, newGrant, type GrantInput, type PublicKey } from '../../core/account-keys.ts';
+import { isExpired } from '../../core/billing/assessment.ts';
 
 /**
  * Account administration from the admin CLI and the admin HTTP API:
@@ -22,9 +23,21 @@ export function createAdminService(deps: { documents: Documents; billing: Billin
     return account;
   }
 
+  /**
+   * The grant record `input` asks for at `now`, refused (400, nothing written) when it would be expired
+   * from the start: no key could be issued against it, and its tokens could never be spent.
+   */
+  function grantRecord(accountId: string, input: GrantInput, now: Date, field: string): Grant {
+    const grant = newGrant(accountId, input, now);
+    if (isExpired(grant, now)) {
+      throw new ApiError(400, [`${field} must be in the future`], { param: field, code: 'VALIDATION_FAILED' });
+    }
+    return grant;
+  }
+
   async function createGrant(accountId: string, input: GrantInput): Promise<Grant> {
     await requireAccount(accountId);
-    return documents.grants.create(newGrant(accountId, input, clock()));
+    return documents.grants.create(grantRecord(accountId, input, clock(), 'expiresAt'));
   }
 
   async function createKey(accountId: string, input: { kind?: KeyKind; grantId?: string | null; name?: string | null }): Promise<{ apiKey: string; key: PublicKey }> {
@@ -66,11 +79,18 @@ export function createAdminService(deps: { documents: Documents; billing: Billin
         referenceAvailable: input.referenceAvailable ?? true, baseVoiceId: input.baseVoiceId, createdAt: clock().toISOString(),
       });
     },
-    /** One step for a working key: account, grant and live key. */
+    /**
+     * One step for a working key: account, grant and live key. Everything that could refuse is judged
+     * before the first write, at one instant (the key is issued at the time the grant was found active),
+     * so a refusal leaves no account or grant behind.
+     */
     async bootstrap(input: { name: string; email?: string | null; grant?: Partial<GrantInput>; kind?: KeyKind }) {
-      const account = await documents.accounts.create({ id: 'acc_' + randomUUID(), name: input.name, email: input.email ?? null, createdAt: clock().toISOString() });
-      const grant = await createGrant(account.id, { totalTokens: 1_000_000, plan: 'standard', ...input.grant });
-      const { apiKey, key } = await createKey(account.id, { kind: input.kind ?? 'live', grantId: grant.id });
+      const now = clock();
+      const accountId = 'acc_' + randomUUID();
+      const record = grantRecord(accountId, { totalTokens: 1_000_000, plan: 'standard', ...input.grant }, now, 'grant.expiresAt');
+      const account = await documents.accounts.create({ id: accountId, name: input.name, email: input.email ?? null, createdAt: now.toISOString() });
+      const grant = await documents.grants.create(record);
+      const { apiKey, key } = await createAccountKeys({ documents, clock: () => now }).issueKey(account.id, { kind: input.kind ?? 'live', grantId: grant.id });
       return { accountId: account.id, grantId: grant.id, keyId: key.id, apiKey };
     },
     async reconcile(grantId: string) {

@@ -29,6 +29,9 @@ const CASES: Array<[string, Partial<Grant>, number, boolean, string | null]> = [
   ['daily cap of a past day does not count (roll-over)', { dailyCap: 1000, dayKey: '2026-11-20', dayUsed: 1000 }, 195, true, null],
   ['weekly cap reached in the current window', { weeklyCap: 2000, weekKey: W.weekKey, weekUsed: 1900 }, 195, false, 'weekly'],
   ['weekly cap of a past week does not count', { weeklyCap: 2000, weekKey: 'W2026-11-09', weekUsed: 2000 }, 195, true, null],
+  ['daily and weekly caps both short: the week binds, it reopens last', { dailyCap: 1000, dayKey: W.dayKey, dayUsed: 900, weeklyCap: 2000, weekKey: W.weekKey, weekUsed: 1900 }, 195, false, 'weekly'],
+  ['daily cap short, the week still has room: the day binds', { dailyCap: 1000, dayKey: W.dayKey, dayUsed: 900, weeklyCap: 2000, weekKey: W.weekKey, weekUsed: 1000 }, 195, false, 'daily'],
+  ['weekly cap short, the day still has room', { dailyCap: 1000, dayKey: W.dayKey, dayUsed: 100, weeklyCap: 2000, weekKey: W.weekKey, weekUsed: 1900 }, 195, false, 'weekly'],
   ['a gift has no daily cap whatever the record says', { isGift: true, dailyCap: 10, dayKey: W.dayKey, dayUsed: 10 }, 195, true, null],
 ];
 
@@ -63,6 +66,7 @@ const REFUSALS: Array<[string, Partial<Grant>, boolean, number, string]> = [
   ['own grant short of tokens: GRANT_TOKENS_EXHAUSTED', { usedTokens: 9_900 }, false, 403, 'GRANT_TOKENS_EXHAUSTED'],
   ['daily cap spent: GRANT_DAILY_LIMIT (429)', { dailyCap: 100, dayKey: W.dayKey, dayUsed: 100 }, false, 429, 'GRANT_DAILY_LIMIT'],
   ['weekly cap spent: GRANT_WEEKLY_LIMIT (429)', { weeklyCap: 100, weekKey: W.weekKey, weekUsed: 50 }, false, 429, 'GRANT_WEEKLY_LIMIT'],
+  ['daily and weekly caps both spent: GRANT_WEEKLY_LIMIT (429), not the daily one', { dailyCap: 100, dayKey: W.dayKey, dayUsed: 100, weeklyCap: 300, weekKey: W.weekKey, weekUsed: 300 }, false, 429, 'GRANT_WEEKLY_LIMIT'],
 ];
 
 for (const [rule, over, othersExist, status, code] of REFUSALS) {
@@ -81,13 +85,13 @@ test('GRANT_EXPIRED carries no required field; exhausted carries remaining and r
   t.is(short.fields.required, 195);
 });
 
-test('remaining is what the refusing limit has left: a grant short of tokens reports its balance even when its daily cap has less; a daily refusal its day\'s rest when the week has less', (t) => {
+test('remaining is what the refusing limit has left: a grant short of tokens reports its balance even when its daily cap has less; a daily refusal its day\'s rest; with the week short too, the week refuses with its own rest', (t) => {
   const short = toApiError(refusalFor(assessGrant(grant({ totalTokens: 5000, usedTokens: 266, dailyCap: 300, dayKey: W.dayKey, dayUsed: 266 }), 6240, 'v4', NOW, W), false, 6240));
   t.like(short, { code: 'GRANT_TOKENS_EXHAUSTED', fields: { remaining: 4734, required: 6240 } });
-  const daily = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 100, weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 950 }), 250, 'v4', NOW, W), false, 250));
+  const daily = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 100, weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 500 }), 250, 'v4', NOW, W), false, 250));
   t.like(daily, { code: 'GRANT_DAILY_LIMIT', fields: { remaining: 200 } });
-  const weekly = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 290, weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 900 }), 150, 'v4', NOW, W), false, 150));
-  t.like(weekly, { code: 'GRANT_DAILY_LIMIT', fields: { remaining: 10 } }, 'the daily cap refuses first');
+  const both = toApiError(refusalFor(assessGrant(grant({ dailyCap: 300, dayKey: W.dayKey, dayUsed: 290, weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 900 }), 150, 'v4', NOW, W), false, 150));
+  t.like(both, { code: 'GRANT_WEEKLY_LIMIT', fields: { remaining: 100 } }, 'both caps short: the week refuses, with its own rest');
   const weekOnly = toApiError(refusalFor(assessGrant(grant({ weeklyCap: 1000, weekKey: W.weekKey, weekUsed: 900 }), 150, 'v4', NOW, W), false, 150));
   t.like(weekOnly, { code: 'GRANT_WEEKLY_LIMIT', fields: { remaining: 100 } });
 });
@@ -98,4 +102,16 @@ test('daily limit carries resetAt, remaining and required, and no Retry-After', 
   t.is(err.fields.remaining, 100);
   t.is(err.fields.required, 195);
   t.is(err.fields.retryAfterSeconds, undefined);
+});
+
+test('SPEC GRANT_DAILY_LIMIT "wait until resetAt": when the weekly cap is short too, the refusal is GRANT_WEEKLY_LIMIT with the weekly resetAt, so waiting for it is not refused again', (t) => {
+  t.true(W.weekResetAt > W.dayResetAt, 'NOW is not a Sunday: the two resets differ');
+  const capped = { dailyCap: 300, dayKey: W.dayKey, dayUsed: 195, weeklyCap: 250, weekKey: W.weekKey, weekUsed: 195 };
+  const err = toApiError(refusalFor(assessGrant(grant(capped), 195, 'v4', NOW, W), false, 195));
+  t.like(err, { status: 429, code: 'GRANT_WEEKLY_LIMIT', fields: { resetAt: W.weekResetAt, remaining: 55, required: 195 } });
+  // At the daily reset the day's use is gone but the week's is not: the grant still cannot pay.
+  const atDayReset = new Date(W.dayResetAt);
+  const next = capWindows(atDayReset, 420);
+  t.is(next.weekKey, W.weekKey);
+  t.false(assessGrant(grant(capped), 195, 'v4', atDayReset, next).canPay);
 });
