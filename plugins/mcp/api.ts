@@ -8,7 +8,11 @@ import type { SelfApi } from '../../core/self-api.ts';
  */
 
 export class ToolError extends Error {
-  constructor(message: string, readonly details: { status: number; code?: string | null; [key: string]: unknown }) {
+  /**
+   * `param`: the request field a route's compatible envelope named (`input`), to tell its refusals apart;
+   * not shown to the model, which knows the tool's argument names only
+   */
+  constructor(message: string, readonly details: { status: number; code?: string | null; [key: string]: unknown }, readonly param: string | null = null) {
     super(message);
     this.name = 'ToolError';
   }
@@ -74,16 +78,23 @@ export function createApiCaller(selfApi: SelfApi, credentials: Record<string, st
   };
 }
 
+/** Advice in the routes' messages that names a REST route, in the tools' terms: a model can call tools, not routes. */
+const ROUTE_ADVICE: Array<[RegExp, string]> = [
+  // "Unknown voice …. List voices with GET /voices?engine=v4.": the next step says to call list_voices.
+  [/\s*List voices with GET \/voices\S*/g, ''],
+  [/POST \/audiobooks\/\{bookId\}\/chapters/g, 'add_audiobook_chapter'],
+];
+
 /** What went wrong, in words a model can act on, from the native or the compatible error envelope. */
 export function refusal(status: number, body: Record<string, any>, headers?: Headers): ToolError {
   const compat = body?.error && typeof body.error === 'object' ? body.error : null;
   const raw = compat ? compat.message : body?.message;
-  const message = Array.isArray(raw) ? raw.join('; ') : String(raw ?? `HTTP ${status}`);
-  const code: string | null = body?.code ?? null;
+  const message = ROUTE_ADVICE.reduce((text, [route, tool]) => text.replace(route, tool), Array.isArray(raw) ? raw.join('; ') : String(raw ?? `HTTP ${status}`));
+  const code: string | null = body?.code ?? compat?.code ?? null;
   const retryAfter = body?.retryAfterSeconds ?? (headers?.get('retry-after') ? Number(headers.get('retry-after')) : undefined);
   const param: string | null = compat?.param ?? null;
   const details = { status, code, message, retryAfterSeconds: retryAfter, resetAt: body?.resetAt, remaining: body?.remaining, required: body?.required };
-  return new ToolError(`${message} ${nextStep(status, code, param, details)}`.trim(), details);
+  return new ToolError(`${message} ${nextStep(status, code, param, details)}`.trim(), details, param);
 }
 
 function nextStep(status: number, code: string | null, param: string | null, d: { retryAfterSeconds?: number; resetAt?: string; remaining?: number; required?: number }): string {
@@ -99,10 +110,16 @@ function nextStep(status: number, code: string | null, param: string | null, d: 
       return 'The plan can no longer pay. Tell the user to renew or add a plan; retrying will not help.';
     case 'TEST_KEY_WORD_LIMIT':
       return 'A test key reads at most 100 words per request: split the text, or connect with a live key.';
+    case 'live_key_required':
+      return 'Tell the user to connect with a live key; no argument changes this.';
+    case 'no_chapters':
+      return 'Then call start_audiobook again.';
+    case 'too_many_chapters':
+      return 'Put the rest in another book (create_audiobook).';
     case 'chapter_over_plan_limit':
       return 'Split the chapter into smaller chapters (see chapterCharsMax in get_audiobook).';
     case 'segment_mismatch':
-      return 'Call get_audiobook to see how many segments the chapter has, then send after_segment with that count.';
+      return 'Call get_audiobook to check that these segments are not in the chapter already; if not, send after_segment with the chapter\'s count.';
     case 'duplicate_segments':
     case 'duplicate_chapter':
       return 'This text was already added; do not send it again. Call get_audiobook to check the chapters.';

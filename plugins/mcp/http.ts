@@ -36,7 +36,11 @@ export interface McpHttpDeps {
 const UNAUTHORIZED = -32001;
 const FORBIDDEN = -32003;
 const PARSE_ERROR = -32700;
-const jsonBody = refusingBodyReadErrors(koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: '1mb', jsonStrict: true }));
+const INVALID_REQUEST = -32600;
+/** what the SDK's transport answers its own 413 with */
+const SERVER_ERROR = -32000;
+const BODY_LIMIT_BYTES = 1024 * 1024;
+const jsonBody = refusingBodyReadErrors(koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true }));
 
 export function protectedResourceMetadataUrl(baseUrl: string): string {
   return `${baseUrl}/.well-known/oauth-protected-resource`;
@@ -48,6 +52,18 @@ function answer(ctx: Koa.Context, status: number, body?: unknown): void {
 }
 
 const rpcRefusal = (code: number, message: string) => ({ jsonrpc: '2.0', id: null, error: { code, message } });
+
+/** A body that could not be read as a JSON-RPC message: too large (413), JSON but not an object or array, or not JSON. */
+function unreadBody(err: unknown): { status: number; body: ReturnType<typeof rpcRefusal> } {
+  if (toApiError(err).status === 413) {
+    return { status: 413, body: rpcRefusal(SERVER_ERROR, `Payload Too Large: the body must not exceed ${BODY_LIMIT_BYTES} bytes (1 MB).`) };
+  }
+  // Strict parsing reads objects and arrays only: `5`, `"x"` or `null` is JSON, just not a request.
+  if (/only supports object and array/.test(String((err as Error | undefined)?.message))) {
+    return { status: 400, body: rpcRefusal(INVALID_REQUEST, 'Invalid Request: the body must be a JSON-RPC request object (or, for 2025-03-26 clients, a batch of them).') };
+  }
+  return { status: 400, body: rpcRefusal(PARSE_ERROR, 'Parse error: the body must be JSON.') };
+}
 
 async function hasActivePlan(documents: Documents, accountId: string): Promise<boolean> {
   const now = Date.now();
@@ -117,11 +133,13 @@ export function mcpHttp(deps: McpHttpDeps): Koa.Middleware {
       ctx.set('Allow', 'POST');
       return answer(ctx, 405, rpcRefusal(-32000, 'This stateless server answers POST only (no GET stream, no sessions to delete).'));
     }
-    if (!(await authenticate(ctx))) return;
+    const auth = await authenticate(ctx);
+    if (!auth) return;
     try {
       await jsonBody(ctx, async () => {});
-    } catch {
-      return answer(ctx, 400, rpcRefusal(PARSE_ERROR, 'Parse error: the body must be JSON.'));
+    } catch (err) {
+      const refused = unreadBody(err);
+      return answer(ctx, refused.status, refused.body);
     }
     const body = ctx.request.body;
     // The tools stop waiting when the client goes away.
@@ -131,7 +149,10 @@ export function mcpHttp(deps: McpHttpDeps): Koa.Middleware {
     });
     const toolContext = (signal?: AbortSignal): ToolContext => {
       const combined = signal ? AbortSignal.any([signal, gone.signal]) : gone.signal;
-      return { api: createApiCaller(deps.selfApi, credentialHeaders(ctx.headers), combined, ctx.ip), waitSeconds: deps.waitSeconds, pollMs: deps.pollMs, signal: combined };
+      return {
+        api: createApiCaller(deps.selfApi, credentialHeaders(ctx.headers), combined, ctx.ip), waitSeconds: deps.waitSeconds, pollMs: deps.pollMs, signal: combined,
+        testKey: auth.keyKind === 'test',
+      };
     };
     const headers = ctx.headers as Record<string, string | undefined>;
     if (isModern(body, headers['mcp-protocol-version'])) {

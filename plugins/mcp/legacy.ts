@@ -3,25 +3,22 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INVALID_PARAMS, McpProtocolError, type McpServerDefinition } from './server.ts';
+import { envelopeRefusal } from './envelope.ts';
+import { INVALID_PARAMS, type McpServerDefinition } from './server.ts';
 import type { ToolContext } from './tool.ts';
 
 /**
  * 2025-era clients (protocol revisions 2024-11-05 to 2025-11-25, initialize
  * handshake): the SDK's Streamable HTTP transport in stateless mode, a new
  * server and transport per request, answering with JSON.
+ *
+ * The handlers let an McpProtocolError (unknown tool, prompt or resource, a
+ * missing prompt argument) through as it is: the SDK sends a thrown error's
+ * `code`, `message` and `data`, and an McpError's message already reads
+ * "MCP error -32602: …", which the SDK's client prefixes a second time.
  */
-
-function protocolErrors<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (err) {
-    if (err instanceof McpProtocolError) throw new McpError(err.code, err.message, err.data);
-    throw err;
-  }
-}
 
 /** The request schemas the SDK checks each call against, by method. */
 const REQUEST_SCHEMAS = {
@@ -47,6 +44,12 @@ function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; er
 }
 
 export async function serveLegacy(ctx: Koa.Context, body: unknown, def: McpServerDefinition, toolContext: (signal: AbortSignal) => ToolContext): Promise<void> {
+  const refused = envelopeRefusal(body, ctx.get('mcp-protocol-version') || undefined);
+  if (refused) {
+    ctx.status = refused.status;
+    ctx.body = refused.body;
+    return;
+  }
   const misfit = invalidParams(body);
   if (misfit) {
     ctx.status = 200;
@@ -58,19 +61,12 @@ export async function serveLegacy(ctx: Koa.Context, body: unknown, def: McpServe
     { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: def.instructions },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: def.listTools() as any }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    try {
-      return (await def.callTool(request.params.name, request.params.arguments, toolContext(extra.signal))) as any;
-    } catch (err) {
-      if (err instanceof McpProtocolError) throw new McpError(err.code, err.message, err.data);
-      throw err;
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => (await def.callTool(request.params.name, request.params.arguments, toolContext(extra.signal))) as any);
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: def.listPrompts() as any }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => protocolErrors(() => def.getPrompt(request.params.name, request.params.arguments) as any));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => def.getPrompt(request.params.name, request.params.arguments) as any);
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: def.listResources() as any }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => protocolErrors(() => def.readResource(request.params.uri) as any));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => def.readResource(request.params.uri) as any);
 
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);

@@ -65,7 +65,8 @@ if (!existsSync(PLUGIN)) {
     t.regex(text(added), /^Added chapter 1\.\n"Dế Mèn" \(abk_[^)]+\) is draft: 0\/1 chapters done/);
     const wrongCount = await mcp.callTool({ name: 'add_audiobook_chapter', arguments: { book_id: book.id, append_to: 1, after_segment: 5, text: 'Thêm một đoạn.' } });
     t.true(wrongCount.isError);
-    t.regex(text(wrongCount), /after_segment/, 'segment_mismatch tells the model what to send');
+    t.regex(text(wrongCount), /^Chapter 1 has 2 segments, not 5\..* Send after_segment 2 to append after them\./, 'segment_mismatch tells the model what to send');
+    t.notRegex(text(wrongCount), /afterSegment/, 'in the tool\'s argument names, not the route\'s');
     const continued = await mcp.callTool({ name: 'add_audiobook_chapter', arguments: { book_id: book.id, append_to: 1, after_segment: 2, text: 'Thêm một đoạn.' } });
     t.falsy(continued.isError, text(continued));
     const started = await mcp.callTool({ name: 'start_audiobook', arguments: { book_id: book.id } });
@@ -105,5 +106,29 @@ if (!existsSync(PLUGIN)) {
       t.regex(text(strange), /"book_id" must be a book id as a tool returned it/);
     }
     await mcp.close();
+  });
+
+  test('audiobook refusals in the tools\' terms: the chapter\'s text or segments, add_audiobook_chapter, a live key no argument gives', async (t) => {
+    const { mcp } = await connect();
+    const created = await mcp.callTool({ name: 'create_audiobook', arguments: { title: 'Trống', narrator_voice: 'Mai' } });
+    const id = (created.structuredContent as { book: { id: string } }).book.id;
+    const empty = await mcp.callTool({ name: 'add_audiobook_chapter', arguments: { book_id: id, title: 'Một' } });
+    t.true(empty.isError);
+    t.is(text(empty), 'Invalid arguments for add_audiobook_chapter: send the chapter as segments or as text. Fix them and call again.');
+    const start = await mcp.callTool({ name: 'start_audiobook', arguments: { book_id: id } });
+    t.true(start.isError);
+    t.is(text(start), 'The book has no chapters yet; add one with add_audiobook_chapter. Then call start_audiobook again.');
+    const schema = (await mcp.listTools()).tools.find((tool) => tool.name === 'get_audiobook')!.inputSchema.properties as Record<string, unknown>;
+    t.like(schema.book_id, { maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' });
+    await mcp.close();
+    const { apiKey } = await p.bootstrap({ kind: 'test', grant: { totalTokens: 1_000_000 } });
+    const tester = new Client({ name: 'book-test', version: '1' });
+    await tester.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+    for (const [name, args] of [['create_audiobook', { title: 'X', narrator_voice: 'Mai' }], ['list_audiobooks', {}]] as const) {
+      const refused = await tester.callTool({ name, arguments: args });
+      t.like((refused.structuredContent as { error: unknown }).error, { status: 400, code: 'live_key_required' }, name);
+      t.notRegex(text(refused), /Fix the arguments/, name);
+    }
+    await tester.close();
   });
 }

@@ -336,3 +336,125 @@ test('2026-07-28: a JSON-RPC id that is not a string, a number or null is -32600
     t.is(body.id, null);
   }
 });
+
+/** A raw 2025-era POST to /mcp (no initialize: the server is stateless). */
+async function legacyPost(key: string, body: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${p.url}/mcp`, {
+    method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body,
+  });
+  const raw = await res.text();
+  return { status: res.status, body: (raw ? JSON.parse(raw) : null) as any };
+}
+
+test('2025-era protocol errors carry the clean message: the SDK\'s client adds "MCP error -32602: " once, as on the 2026-07-28 path', async (t) => {
+  const { apiKey, mcp } = await session();
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['tools/call', { name: 'nope', arguments: {} }, 'Unknown tool "nope". Call tools/list for the tools of this server.'],
+    ['prompts/get', { name: 'nope' }, 'Unknown prompt "nope".'],
+    ['prompts/get', { name: 'read_text', arguments: {} }, 'Prompt "read_text" needs text.'],
+    ['resources/read', { uri: 'ui://vieneu/nope.html' }, 'Unknown resource "ui://vieneu/nope.html".'],
+  ];
+  for (const [method, params, message] of cases) {
+    const res = await legacyPost(apiKey, JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), { 'mcp-protocol-version': '2025-06-18' });
+    t.deepEqual([res.status, res.body.error.code, res.body.error.message], [200, -32602, message], method);
+    t.deepEqual((await modern(apiKey, method, params)).body.error.message, message, `${method}, 2026-07-28`);
+  }
+  const err = await t.throwsAsync(mcp.getPrompt({ name: 'find_voice', arguments: {} }));
+  t.is(err?.message, 'MCP error -32602: Prompt "find_voice" needs description.');
+  await mcp.close();
+});
+
+test('tool refusals name the tool\'s own arguments and tools: "text", not "input"; list_voices, not a REST route', async (t) => {
+  const { mcp } = await session();
+  const blank = await mcp.callTool({ name: 'text_to_speech', arguments: { text: '   ' } });
+  t.true(blank.isError);
+  t.is(text(blank), '"text" contains nothing that can be spoken. Fix the arguments and try again.');
+  for (const input of ['Xin chào.', 'Xin chào các bạn. '.repeat(90)]) {
+    const voice = await mcp.callTool({ name: 'text_to_speech', arguments: { text: input, voice: 'nope-voice' } });
+    t.true(voice.isError);
+    t.is(text(voice), 'Unknown voice "nope-voice". Call list_voices to pick a valid voice id.', `${[...input].length} characters`);
+  }
+  await mcp.close();
+});
+
+test('structuredContent.error.code is the refusal\'s code on the MP3 route as on the job route (the compatible envelope has none)', async (t) => {
+  const short = 'Xin chào các bạn. '.repeat(20);
+  const long = 'Hôm nay trời đẹp. '.repeat(100);
+  t.true([...short].length <= 1500 && [...long].length > 1500);
+  const codes = async (grant: Record<string, unknown>) => {
+    const { mcp } = await session(grant);
+    const errors = [];
+    for (const input of [short, long]) {
+      const result = await mcp.callTool({ name: 'text_to_speech', arguments: { text: input } });
+      t.true(result.isError, text(result));
+      errors.push((result.structuredContent as { error: Record<string, unknown> }).error);
+    }
+    await mcp.close();
+    return errors;
+  };
+  const [mp3, job] = await codes({ totalTokens: 1000 });
+  t.like(mp3, { status: 403, code: 'GRANT_TOKENS_EXHAUSTED', remaining: 1000, required: 1404 });
+  t.like(job, { status: 403, code: 'GRANT_TOKENS_EXHAUSTED', remaining: 1000 });
+  const [mp3Daily, jobDaily] = await codes({ dailyCap: 1000 });
+  t.like(mp3Daily, { status: 429, code: 'GRANT_DAILY_LIMIT', resetAt: jobDaily.resetAt });
+  t.like(jobDaily, { status: 429, code: 'GRANT_DAILY_LIMIT' });
+  t.truthy(jobDaily.resetAt);
+  // A test key's word cap (README: 400 TEST_KEY_WORD_LIMIT), and no "fix the arguments" for what no argument fixes.
+  const { apiKey } = await p.bootstrap({ kind: 'test', grant: { totalTokens: 1_000_000 } });
+  const tester = await connect(apiKey);
+  for (const input of ['một '.repeat(101), 'một '.repeat(400)]) {
+    const result = await tester.callTool({ name: 'text_to_speech', arguments: { text: input } });
+    t.like((result.structuredContent as { error: unknown }).error, { status: 400, code: 'TEST_KEY_WORD_LIMIT' }, `${input.length} characters`);
+    t.regex(text(result), /A test key reads at most 100 words per request/);
+    t.notRegex(text(result), /Fix the arguments/);
+  }
+  const few = await tester.callTool({ name: 'text_to_speech', arguments: { text: 'Xin chào.', voice: 'nope-voice' } });
+  t.like((few.structuredContent as { error: unknown }).error, { status: 400, code: null }, 'another refusal of a test key keeps its own');
+  await tester.close();
+});
+
+test('input schemas state the id limits the tools enforce, and an argument of the wrong JSON type is refused, not converted', async (t) => {
+  const { apiKey, mcp } = await session();
+  const { tools } = await mcp.listTools();
+  const jobId = (tools.find((tool) => tool.name === 'get_speech_status')!.inputSchema.properties as Record<string, unknown>).job_id;
+  t.like(jobId, { type: 'string', minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' });
+  const before = await remaining(apiKey);
+  const limit = await mcp.callTool({ name: 'list_voices', arguments: { limit: '5' } });
+  t.true(limit.isError);
+  t.regex(text(limit), /^Invalid arguments for list_voices: "limit" must be a number\./);
+  const speed = await mcp.callTool({ name: 'text_to_speech', arguments: { text: 'Xin chào.', speed: '1.5' } });
+  t.true(speed.isError);
+  t.regex(text(speed), /"speed" must be a number/);
+  t.is(await remaining(apiKey), before, 'nothing was made or billed');
+  const fine = await mcp.callTool({ name: 'list_voices', arguments: { limit: 2 } });
+  t.is((fine.structuredContent as { count: number }).count, 2);
+  await mcp.close();
+});
+
+test('a body over 1 MB is 413 with a JSON-RPC error naming the limit, not a parse error', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_voices', arguments: { search: 'a '.repeat(600_000) } } });
+  const res = await legacyPost(apiKey, big);
+  t.is(res.status, 413);
+  t.is(res.body.error.code, -32000);
+  t.regex(res.body.error.message, /must not exceed 1048576 bytes \(1 MB\)/);
+  const broken = await legacyPost(apiKey, '{"jsonrpc": "2.0", ');
+  t.deepEqual([broken.status, broken.body.error.code], [400, -32700], 'a body that is not JSON is still a parse error');
+});
+
+test('JSON-RPC envelope on the 2025 path: -32600 for an empty batch, JSON that is no request, and a batch after revision 2025-03-26', async (t) => {
+  const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
+  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+  for (const body of ['[]', '{"foo":1}', '{"jsonrpc":"1.0","id":1,"method":"tools/list"}', '{"jsonrpc":"2.0","id":null,"method":"tools/list"}', '5', 'null', '[1]']) {
+    const res = await legacyPost(apiKey, body);
+    t.deepEqual([res.status, res.body?.error?.code], [400, -32600], body);
+  }
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    const res = await legacyPost(apiKey, JSON.stringify([list]), { 'mcp-protocol-version': version });
+    t.deepEqual([res.status, res.body.error.code], [400, -32600], version);
+    t.regex(res.body.error.message, /batches are for protocol revision 2025-03-26 only/);
+  }
+  const batch = await legacyPost(apiKey, JSON.stringify([list, { ...list, id: 2, method: 'prompts/list' }]), { 'mcp-protocol-version': '2025-03-26' });
+  t.is(batch.status, 200);
+  t.deepEqual(batch.body.map((answer: { id: number }) => answer.id), [1, 2], 'a 2025-03-26 client still batches');
+});

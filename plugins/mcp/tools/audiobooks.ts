@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { idArgument, nullable, type ToolDefinition, type ToolOutput } from '../tool.ts';
+import { idArgument, idSchema, nullable, type ToolDefinition, type ToolOutput } from '../tool.ts';
 import { AUDIOBOOK_URI } from '../ui/resources.ts';
 
 /**
@@ -14,12 +14,19 @@ type Book = Record<string, any> & { id: string; title: string; status: string };
 const castSchema = nullable({
   type: 'array', maxItems: 30,
   description: 'Characters with their own voice: [{ speaker, voice_id }]. Segments name the speaker.',
-  items: { type: 'object', properties: { speaker: { type: 'string' }, voice_id: { type: 'string' } }, required: ['speaker', 'voice_id'], additionalProperties: false },
+  items: {
+    type: 'object',
+    properties: { speaker: { type: 'string', minLength: 1, maxLength: 100 }, voice_id: { type: 'string', minLength: 1, maxLength: 200 } },
+    required: ['speaker', 'voice_id'],
+    additionalProperties: false,
+  },
 });
 const castArgs = Joi.array().items(Joi.object({ speaker: Joi.string().trim().min(1).max(100).required(), voice_id: Joi.string().trim().min(1).max(200).required() })).max(30);
 const toCast = (cast?: Array<{ speaker: string; voice_id: string }>) => (cast ?? []).map((c) => ({ speaker: c.speaker, voiceId: c.voice_id }));
-const bookId = { type: 'string', minLength: 1, description: 'The audiobook id.' };
+const bookId = idSchema('The audiobook id.');
 const bookPath = (id: string) => `/audiobooks/${encodeURIComponent(id)}`;
+/** the audiobook routes' field names, as their refusals say them ("Send afterSegment 2 …") */
+const routeTerms = { afterSegment: 'after_segment', appendTo: 'append_to', voiceId: 'voice_id', narratorVoice: 'narrator_voice', sceneBreak: 'scene_break' };
 
 function progressText(book: Book): string {
   const t = book.totals ?? {};
@@ -40,8 +47,8 @@ export const audiobookTools: ToolDefinition[] = [
       type: 'object',
       properties: {
         title: { type: 'string', minLength: 1, maxLength: 200 },
-        author: nullable({ type: 'string', maxLength: 120 }),
-        narrator_voice: { type: 'string', description: 'Voice id or name that reads titles and narration (see list_voices).' },
+        author: nullable({ type: 'string', minLength: 1, maxLength: 120 }),
+        narrator_voice: { type: 'string', minLength: 1, maxLength: 200, description: 'Voice id or name that reads titles and narration (see list_voices).' },
         cast: castSchema,
       },
       required: ['title', 'narrator_voice'],
@@ -50,6 +57,7 @@ export const audiobookTools: ToolDefinition[] = [
     args: Joi.object({ title: Joi.string().trim().min(1).max(200).required(), author: Joi.string().trim().min(1).max(120), narrator_voice: Joi.string().trim().min(1).max(200).required(), cast: castArgs }),
     paid: false,
     readOnly: false,
+    routeTerms,
     ui: AUDIOBOOK_URI,
     async run(args, ctx) {
       const { body } = await ctx.api.json<Book>('POST', '/audiobooks', { title: args.title, author: args.author ?? null, narratorVoice: args.narrator_voice, cast: toCast(args.cast) });
@@ -64,12 +72,17 @@ export const audiobookTools: ToolDefinition[] = [
       type: 'object',
       properties: {
         book_id: bookId,
-        title: nullable({ type: 'string', maxLength: 200, description: 'Chapter title (for a new chapter).' }),
+        title: nullable({ type: 'string', minLength: 1, maxLength: 200, description: 'Chapter title (for a new chapter).' }),
         segments: nullable({
-          type: 'array', minItems: 1,
-          items: { type: 'object', properties: { text: { type: 'string' }, speaker: { type: ['string', 'null'] }, scene_break: { type: ['boolean', 'null'] } }, required: ['text'], additionalProperties: false },
+          type: 'array', minItems: 1, description: 'The chapter as segments; send segments or text, not both.',
+          items: {
+            type: 'object',
+            properties: { text: { type: 'string', minLength: 1 }, speaker: { type: ['string', 'null'], minLength: 1, maxLength: 100 }, scene_break: { type: ['boolean', 'null'] } },
+            required: ['text'],
+            additionalProperties: false,
+          },
         }),
-        text: nullable({ type: 'string', description: 'Plain text instead of segments; paragraphs become narration.' }),
+        text: nullable({ type: 'string', minLength: 1, description: 'Plain text instead of segments (send one of them); paragraphs become narration.' }),
         append_to: nullable({ type: 'integer', minimum: 1, description: 'Continue this chapter (its index) instead of adding a new one.' }),
         after_segment: nullable({ type: 'integer', minimum: 0, description: 'With append_to: how many segments the chapter has now.' }),
         cast: castSchema,
@@ -85,9 +98,14 @@ export const audiobookTools: ToolDefinition[] = [
       append_to: Joi.number().integer().min(1),
       after_segment: Joi.number().integer().min(0),
       cast: castArgs,
-    }).xor('segments', 'text'),
+    }).xor('segments', 'text').messages({
+      // joi names the whole arguments object "value"
+      'object.missing': 'send the chapter as segments or as text',
+      'object.xor': 'send segments or text, not both',
+    }),
     paid: false,
     readOnly: false,
+    routeTerms,
     ui: AUDIOBOOK_URI,
     async run(args, ctx) {
       const segments = args.segments
@@ -111,6 +129,7 @@ export const audiobookTools: ToolDefinition[] = [
     args: Joi.object({ book_id: idArgument('a book id').required() }),
     paid: true,
     readOnly: false,
+    routeTerms,
     ui: AUDIOBOOK_URI,
     async run({ book_id }, ctx) {
       await ctx.api.json('POST', `${bookPath(book_id)}/start`, {});
@@ -126,6 +145,7 @@ export const audiobookTools: ToolDefinition[] = [
     args: Joi.object({ book_id: idArgument('a book id').required() }),
     paid: false,
     readOnly: true,
+    routeTerms,
     ui: AUDIOBOOK_URI,
     async run({ book_id }, ctx) {
       const { body } = await ctx.api.json<Book>('GET', bookPath(book_id));
@@ -144,6 +164,7 @@ export const audiobookTools: ToolDefinition[] = [
     args: Joi.object({ page: Joi.number().integer().min(1).default(1), limit: Joi.number().integer().min(1).max(50).default(20) }),
     paid: false,
     readOnly: true,
+    routeTerms,
     async run({ page, limit }, ctx) {
       const { body } = await ctx.api.json<{ items: Book[]; page: number; limit: number }>('GET', `/audiobooks?page=${page}&limit=${limit}`);
       const lines = body.items.map((b) => `- ${b.id}: "${b.title}" — ${b.status}`);
@@ -158,6 +179,7 @@ export const audiobookTools: ToolDefinition[] = [
     args: Joi.object({ book_id: idArgument('a book id').required() }),
     paid: false,
     readOnly: false,
+    routeTerms,
     ui: AUDIOBOOK_URI,
     async run({ book_id }, ctx) {
       await ctx.api.json('POST', `${bookPath(book_id)}/cancel`, {});

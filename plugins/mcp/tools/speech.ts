@@ -2,8 +2,9 @@ import Joi from 'joi';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EMOTIONS } from '../../../config/emotions.ts';
 import { countCharacters } from '../../../core/billing/pricing.ts';
-import { ToolError, type ApiCaller } from '../api.ts';
-import { idArgument, nullable, type ToolContext, type ToolDefinition, type ToolOutput } from '../tool.ts';
+import { countWords, TEST_KEY_MAX_WORDS } from '../../../core/speechkit/text/word-cap.ts';
+import { refusal, ToolError, type ApiCaller } from '../api.ts';
+import { idArgument, idSchema, nullable, type ToolContext, type ToolDefinition, type ToolOutput } from '../tool.ts';
 import { PLAYER_URI } from '../ui/resources.ts';
 
 /**
@@ -60,21 +61,32 @@ function jobOutput(job: JobView, extra: Record<string, unknown>): ToolOutput {
   };
 }
 
+type Cap = { remaining: number; resetAt: string } | null;
+
 /**
  * `/audio/speech` answers in the compatible envelope, which has no token
- * figures: a plan that cannot pay is explained from the balance and prices.
+ * figures and no code (`code: null`): a plan that cannot pay is explained
+ * from the balance and prices, with the code the native routes give it.
  */
 async function withShortfall(err: unknown, ctx: ToolContext, characters: number): Promise<never> {
   if (!(err instanceof ToolError) || (err.details.status !== 403 && err.details.status !== 429)) throw err;
   try {
     const [{ body: balance }, { body: prices }] = await Promise.all([
-      ctx.api.json<{ remaining: number }>('GET', '/balance'),
+      ctx.api.json<{ remaining: number; plan: { daily: Cap; weekly: Cap } | null }>('GET', '/balance'),
       ctx.api.json<{ engines: Array<{ isDefault: boolean; billingMultiplier: number }>; globalMultiplier: number }>('GET', '/engines'),
     ]);
     const engine = prices.engines.find((e) => e.isDefault) ?? prices.engines[0];
     const required = Math.ceil(Math.max(50, characters) * engine.billingMultiplier * prices.globalMultiplier - 1e-9);
     if (balance.remaining < required) {
-      throw new ToolError(`${err.details.message} The plan can spend at most ${balance.remaining} tokens on one request now (its balance and any daily or weekly cap) and this needs ${required}. Tell the user to top up their plan, wait for a cap to reset, or use a shorter text.`, { ...err.details, remaining: balance.remaining, required });
+      // 403: the plan's tokens; 429: the cap that is short (a 429 with enough under both caps is a rate limit, and gets no code here).
+      const short = (cap: Cap | undefined) => (cap && cap.remaining < required ? cap : null);
+      const daily = short(balance.plan?.daily);
+      const weekly = daily ? null : short(balance.plan?.weekly);
+      const code = err.details.code ?? (err.details.status === 403 ? 'GRANT_TOKENS_EXHAUSTED' : daily ? 'GRANT_DAILY_LIMIT' : weekly ? 'GRANT_WEEKLY_LIMIT' : null);
+      const resetAt = (daily ?? weekly)?.resetAt ?? err.details.resetAt;
+      throw new ToolError(`${err.details.message} The plan can spend at most ${balance.remaining} tokens on one request now (its balance and any daily or weekly cap) and this needs ${required}. Tell the user to top up their plan, wait for a cap to reset, or use a shorter text.`, {
+        ...err.details, code, resetAt, remaining: balance.remaining, required,
+      });
     }
   } catch (inner) {
     if (inner instanceof ToolError && inner !== err && inner.details.required !== undefined) throw inner;
@@ -82,12 +94,27 @@ async function withShortfall(err: unknown, ctx: ToolContext, characters: number)
   throw err;
 }
 
+/**
+ * A test key's word cap, refused by `/audio/speech` with no code: a 400 on
+ * `input` for a test key and a text over the cap is that refusal (of the
+ * route's checks of `input`, only its schema's come before the cap).
+ */
+function withWordCap(err: unknown, ctx: ToolContext, text: string): void {
+  if (!(err instanceof ToolError) || err.details.code || err.details.status !== 400 || err.param !== 'input') return;
+  if (ctx.testKey && countWords(text, TEST_KEY_MAX_WORDS) > TEST_KEY_MAX_WORDS) {
+    throw refusal(400, { message: err.details.message, code: 'TEST_KEY_WORD_LIMIT' });
+  }
+}
+
 async function shortSpeech(args: SpeechArgs, ctx: ToolContext, characters: number): Promise<ToolOutput> {
   const body: Record<string, unknown> = { input: args.text, response_format: 'mp3' };
   if (args.voice) body.voice = args.voice;
   if (args.speed !== undefined) body.speed = args.speed;
   if (args.style && COMPATIBLE_STYLES.has(args.style)) body.emotion = args.style;
-  const res = await ctx.api.raw('POST', '/audio/speech', body).catch((err: unknown) => withShortfall(err, ctx, characters));
+  const res = await ctx.api.raw('POST', '/audio/speech', body).catch((err: unknown) => {
+    withWordCap(err, ctx, args.text);
+    return withShortfall(err, ctx, characters);
+  });
   const jobId = res.headers.get('x-service-job-id');
   // The saved copy completes when the response has ended: read it to the end.
   const bytes = (await res.arrayBuffer()).byteLength;
@@ -114,7 +141,7 @@ export const textToSpeech: ToolDefinition<SpeechArgs> = {
     type: 'object',
     properties: {
       text: { type: 'string', minLength: 1, maxLength: TEXT_MAX_CHARACTERS, description: 'The text to read.' },
-      voice: nullable({ type: 'string', description: 'Voice id or name from list_voices (default: Mai, northern female).' }),
+      voice: nullable({ type: 'string', minLength: 1, maxLength: 200, description: 'Voice id or name from list_voices (default: Mai, northern female).' }),
       speed: nullable({ type: 'number', minimum: 0.5, maximum: 2, description: 'Reading speed, 0.5 to 2.0 (default 1).' }),
       style: nullable({ type: 'string', enum: [...EMOTIONS, null], description: 'Reading style; the v4 engine accepts and ignores it.' }),
     },
@@ -130,6 +157,7 @@ export const textToSpeech: ToolDefinition<SpeechArgs> = {
   paid: true,
   readOnly: false,
   ui: PLAYER_URI,
+  routeTerms: { input: 'text', voiceId: 'voice' },
   async run(args, ctx) {
     const characters = countCharacters(args.text);
     return characters <= MP3_MAX_CHARACTERS ? shortSpeech(args, ctx, characters) : longSpeech(args, ctx, characters);
@@ -142,7 +170,7 @@ export const getSpeechStatus: ToolDefinition<{ job_id: string }> = {
   description: 'Status of a speech job from text_to_speech: queued, processing, completed (with a 24-hour link) or failed.',
   inputSchema: {
     type: 'object',
-    properties: { job_id: { type: 'string', minLength: 1, description: 'The job id text_to_speech returned.' } },
+    properties: { job_id: idSchema('The job id text_to_speech returned.') },
     required: ['job_id'],
     additionalProperties: false,
   },
