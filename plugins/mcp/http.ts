@@ -40,6 +40,8 @@ const INVALID_REQUEST = -32600;
 /** what the SDK's transport answers its own 413 with */
 const SERVER_ERROR = -32000;
 const BODY_LIMIT_BYTES = 1024 * 1024;
+/** The scope an access token needs here (SPEC Authentication 7: scope `tts`), named in the insufficient_scope challenge. */
+const REQUIRED_SCOPE = 'tts';
 const jsonBody = refusingBodyReadErrors(koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: BODY_LIMIT_BYTES, jsonStrict: true }));
 
 export function protectedResourceMetadataUrl(baseUrl: string): string {
@@ -109,7 +111,10 @@ export function mcpHttp(deps: McpHttpDeps): Koa.Middleware {
     } catch (err) {
       const refusal = toApiError(err, deps.logger);
       const message = String(refusal.messages);
-      if (refusal.status === 401) ctx.set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}", ${metadata}`);
+      const description = `error_description="${message.replace(/"/g, "'")}"`;
+      if (refusal.status === 401) ctx.set('WWW-Authenticate', `Bearer error="invalid_token", ${description}, ${metadata}`);
+      // RFC 6750 3.1 and MCP's scope challenge: a client re-authorizes for the scope it names only when this header is there.
+      if (refusal.code === 'INSUFFICIENT_SCOPE') ctx.set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${REQUIRED_SCOPE}", ${description}, ${metadata}`);
       answer(ctx, refusal.status, rpcRefusal(refusal.status === 401 ? UNAUTHORIZED : FORBIDDEN, message));
       return null;
     }
