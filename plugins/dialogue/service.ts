@@ -19,7 +19,7 @@ import { countCharacters } from '../../core/billing/pricing.ts';
 import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { refinePiecesForRequest } from '../../core/speechkit/text/refine.ts';
-import { prepareText } from '../../core/speechkit/text/prepare.ts';
+import { checkText } from '../../core/speechkit/text/prepare.ts';
 import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import { MAX_DIALOGUE_CHARS, type DialogueBody } from './schemas.ts';
 
@@ -65,6 +65,25 @@ export interface DialogueResult {
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/**
+ * 400 NOTHING_TO_SPEAK before billing: a turn with nothing speakable, or a
+ * dialogue whose every turn is cue tags alone, which every engine renders as
+ * silence (SPEC Billing 3). A turn of a tag alone among spoken turns is a pause.
+ * Run on the texts as spoken, after aiRefine's normalisation.
+ */
+function refuseUnspoken(texts: readonly string[]): void {
+  const checks = texts.map((text, i) => {
+    const check = checkText(text);
+    if (!check.speakable) {
+      throw new DomainError('invalid', `"inputs[${i}].text" contains nothing that can be spoken.`, { param: `inputs[${i}].text`, code: 'NOTHING_TO_SPEAK' });
+    }
+    return check;
+  });
+  if (!checks.some((check) => check.spoken)) {
+    throw new DomainError('invalid', '"inputs" holds only cue tags, which are silent pauses; add words to speak to at least one turn.', { param: 'inputs', code: 'NOTHING_TO_SPEAK' });
+  }
+}
+
 export function createDialogueService(deps: DialogueDeps, options: { defaultPauseMs: number }) {
   const { catalog, config } = deps;
 
@@ -100,11 +119,7 @@ export function createDialogueService(deps: DialogueDeps, options: { defaultPaus
       body.inputs.forEach((t, i) => validateReadableText(t.text, `inputs[${i}].text`));
       const voices = await resolveVoices(body, engine, scope.auth.accountId);
       const texts = spokenTexts(body);
-      texts.forEach((text, i) => {
-        if (prepareText(text).chunks.length === 0) {
-          throw new DomainError('invalid', `"inputs[${i}].text" contains nothing that can be spoken.`, { param: `inputs[${i}].text`, code: 'NOTHING_TO_SPEAK' });
-        }
-      });
+      refuseUnspoken(texts);
       const tokens = deps.billing.priceCharacters({ characters, engine, aiRefine: body.aiRefine });
       Object.assign(scope.outcome, { voice: voices[0].id, voiceName: voices[0].name, engine, characters });
 

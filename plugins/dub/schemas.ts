@@ -7,19 +7,26 @@ export interface DubFields {
   emotion: string;
   temperature?: number;
   engine?: string | null;
+  /** accepted as false only: SPEC Billing 6 gives every route the field, and /dub has no text of the caller's to refine */
+  aiRefine?: false;
 }
+
+/** Why `aiRefine=true` is refused here rather than accepted and ignored: the caller would expect moderation it does not get. */
+const AI_REFINE_FALSE = '"aiRefine" must be false on /dub: the recording is re-voiced as transcribed, with no text refinement. Send aiRefine=false or leave it out.';
 
 export const dubFields = Joi.object<DubFields>({
   voiceId: Joi.string().trim().max(200).required(),
   emotion: Joi.string().valid(...EMOTIONS).default('natural'),
   temperature: Joi.number().min(0).max(2),
   engine: Joi.string().trim().max(40).allow(null, ''),
+  aiRefine: Joi.boolean().valid(false).messages({ 'any.only': AI_REFINE_FALSE, 'boolean.base': AI_REFINE_FALSE }),
 }).required();
 
 /** The whole form, for the API reference (the handler validates `dubFields` and the file). */
 export const dubForm = (dubFields as Joi.ObjectSchema).keys({
   audio: Joi.binary().required().description('the Vietnamese recording (wav, mp3, m4a, ogg, flac, webm…), at most 10 MB'),
   voiceId: Joi.string().trim().max(200).required().description('catalogue voice id or display name (clones are not used here)').example('vi-south-male-nam'),
+  aiRefine: Joi.boolean().valid(false).description('accepted as `false` only (the default on every route); `true` is 400'),
 });
 
 /** Responses (for the API reference, checked against real responses by the tests). */

@@ -52,6 +52,8 @@ export function decodeSrt(bytes: Uint8Array): string {
 export function parseSrt(source: string): SubtitleCue[] {
   const lines = source.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
   const cues: SubtitleCue[] = [];
+  /** the last cue's timing line, for refusals that name it */
+  let previousLine = 0;
   let i = 0;
   while (i < lines.length) {
     while (i < lines.length && lines[i].trim() === '') i++;
@@ -71,12 +73,20 @@ export function parseSrt(source: string): SubtitleCue[] {
     }
     const start = seconds(timing[1], timing[2], timing[3], timing[4]);
     const end = seconds(timing[5], timing[6], timing[7], timing[8]);
-    if (end <= start) {
-      throw new SrtError(`Cue ${index} (line ${blockLine + 1}): it ends (${timingLine.split('-->')[1].trim()}) before it starts.`, index, blockLine + 1);
+    const [startText, endText] = timingLine.split('-->').map((s) => s.trim().split(/\s/)[0]);
+    if (end === start) {
+      throw new SrtError(`Cue ${index} (line ${blockLine + 1}): it starts and ends at ${startText}, so it has no duration.`, index, blockLine + 1);
+    }
+    if (end < start) {
+      throw new SrtError(`Cue ${index} (line ${blockLine + 1}): it ends (${endText}) before it starts.`, index, blockLine + 1);
     }
     const previous = cues.at(-1);
     if (previous && start < previous.start) {
-      throw new SrtError(`Cue ${index} (line ${blockLine + 1}): it starts before cue ${previous.index}; cues must be in time order.`, index, blockLine + 1);
+      throw new SrtError(`Cue ${index} (line ${blockLine + 1}): it starts before cue ${previous.index} (line ${previousLine}); cues must be in time order.`, index, blockLine + 1);
+    }
+    // One voice speaks the file: a cue starting with the one before would be cut to nothing at its start, yet billed.
+    if (previous && start === previous.start) {
+      throw new SrtError(`Cue ${index} (line ${blockLine + 1}): it starts at ${startText}, as cue ${previous.index} (line ${previousLine}) does; each cue must start after the one before. Join the two cues' text into one cue.`, index, blockLine + 1);
     }
     i += 2;
     const textLines: string[] = [];
@@ -87,6 +97,7 @@ export function parseSrt(source: string): SubtitleCue[] {
     const text = cueText(textLines);
     if (!text) throw new SrtError(`Cue ${index} (line ${blockLine}): it has no text.`, index, blockLine);
     cues.push({ index, start, end, text });
+    previousLine = blockLine + 1;
   }
   if (cues.length === 0) throw new SrtError('The subtitle file has no cues.', null, null);
   return cues;

@@ -20,7 +20,7 @@ import { MAX_TEXT_CHARS } from '../../core/http/synthesis-fields.ts';
 import { enforceTestKeyWordCap } from '../../core/speechkit/text/word-cap.ts';
 import { validateReadableText } from '../../core/speechkit/text/validation.ts';
 import { refinePiecesForRequest } from '../../core/speechkit/text/refine.ts';
-import { prepareText } from '../../core/speechkit/text/prepare.ts';
+import { checkText } from '../../core/speechkit/text/prepare.ts';
 import { fitClip, fitReport, type FitReport } from '../../core/speechkit/timeline/fit.ts';
 import { renderTimeline } from '../../core/speechkit/timeline/render.ts';
 import type { SubtitleCue } from './parse.ts';
@@ -63,6 +63,20 @@ export interface SrtResult {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/**
+ * 400 NOTHING_TO_SPEAK before billing when no cue has words: cues of cue tags
+ * alone are silence on every engine (SPEC Billing 3). A cue of a tag alone
+ * among spoken cues is a pause. Run on the texts as spoken, after aiRefine.
+ */
+function refuseUnspoken(texts: readonly string[]): void {
+  const checks = texts.map((text) => checkText(text));
+  if (checks.some((check) => check.spoken)) return;
+  const message = checks.some((check) => check.speakable)
+    ? 'Every cue of "file" holds only cue tags, which are silent pauses; add words to speak to at least one cue.'
+    : 'No cue of the subtitle file contains anything that can be spoken.';
+  throw new DomainError('invalid', message, { param: 'file', code: 'NOTHING_TO_SPEAK' });
+}
 /** HH:MM:SS, as the file writes times. */
 const clock = (seconds: number) => [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, Math.floor(seconds) % 60].map((n) => String(n).padStart(2, '0')).join(':');
 
@@ -92,9 +106,7 @@ export function createSrtService(deps: SrtDeps, options: { maxTempo: number; max
       validateReadableText(allText, 'file');
       const voice = await catalog.resolve({ voice: fields.voiceId, engine, accountId: scope.auth.accountId, allowClones: true, param: 'voiceId' });
       const texts = spokenTexts(cues, fields.aiRefine);
-      if (texts.every((t) => prepareText(t).chunks.length === 0)) {
-        throw new DomainError('invalid', 'No cue of the subtitle file contains anything that can be spoken.', { param: 'file', code: 'NOTHING_TO_SPEAK' });
-      }
+      refuseUnspoken(texts);
       const tokens = deps.billing.priceCharacters({ characters, engine, aiRefine: fields.aiRefine });
       Object.assign(scope.outcome, { voice: voice.id, voiceName: voice.name, engine, characters });
 

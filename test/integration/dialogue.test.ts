@@ -202,6 +202,26 @@ test.serial('SPEC Billing rule 3: a turn with words that the engine renders as n
   t.is(laugh.body.voiceSegments.length, 3);
 });
 
+test('SPEC Billing 3 / README NOTHING_TO_SPEAK: a dialogue whose turns are all cue tags alone is 400 NOTHING_TO_SPEAK naming "inputs", before billing (every engine renders a cue tag as silence)', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  for (const inputs of [
+    [{ text: '[cười]', voiceId: 'Mai' }],
+    [{ text: '[cười]', voiceId: 'Mai' }, { text: '[thở dài] ... [hắng giọng]', voiceId: 'Nam' }],
+  ]) {
+    for (const aiRefine of [false, true]) {
+      const { res, body } = await post(acct.apiKey, { inputs, aiRefine });
+      t.is(res.status, 400, JSON.stringify(body));
+      t.is(body.code, 'NOTHING_TO_SPEAK');
+      t.regex(body.message, /^"inputs" holds only cue tags/);
+    }
+  }
+  // A turn with nothing at all to speak is still named on its own.
+  const empty = await post(acct.apiKey, { inputs: [TURNS[0], { text: '... !!!', voiceId: 'Nam' }] });
+  t.is(empty.body.code, 'NOTHING_TO_SPEAK');
+  t.regex(empty.body.message, /^"inputs\[1\]\.text" contains nothing that can be spoken/);
+  t.is(await remaining(acct.apiKey), 10_000, 'nothing billed');
+});
+
 test('POST /dialogue is limited to 20 requests a minute per key (rateClass dialogue)', async (t) => {
   const q = await startTestPlatform({ PLUGINS: 'catalog,account,dialogue', RATE_DIALOGUE_PER_MINUTE: '2' });
   try {

@@ -153,6 +153,21 @@ test('a text file renamed .mp3 is 400 UNSUPPORTED_AUDIO (the content decides, no
   t.is(asr.requests.length, seen);
 });
 
+test.serial('SPEC Billing 6: aiRefine defaults to false on every route, so /dub accepts aiRefine=false (201); aiRefine=true, which /dub cannot apply, stays 400 before any transcription', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const source = await makeRecording(p, UTTERANCES.slice(0, 1), 2.5, 'wav');
+  const seen = asr.requests.length;
+  const refused = await postDub(p, acct.apiKey, source, { voiceId: 'Mai', aiRefine: 'true' }, 'a.wav', 'audio/wav');
+  t.is(refused.res.status, 400);
+  t.is(refused.body.code, 'VALIDATION_FAILED');
+  t.regex(String(refused.body.message), /"aiRefine" must be false on \/dub/);
+  t.is(asr.requests.length, seen, 'nothing was transcribed');
+  t.is(await remaining(p, acct.apiKey), 10_000);
+  const { res, body } = await postDub(p, acct.apiKey, source, { voiceId: 'Mai', aiRefine: 'false' }, 'a.wav', 'audio/wav');
+  t.is(res.status, 201, JSON.stringify(body));
+  t.is(await remaining(p, acct.apiKey), 10_000 - dubPrice(body.duration));
+});
+
 test('an account that cannot afford the upload\'s duration is refused (403 GRANT_TOKENS_EXHAUSTED) before any transcription', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 1_000 } });
   const source = await makeRecording(p, UTTERANCES, SOURCE_SECONDS, 'wav');

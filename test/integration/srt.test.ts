@@ -239,6 +239,47 @@ test('a cue holding only a cue tag ("[cười]", a laugh written as a pause) is 
   t.true(body.cues[0].speechSeconds > 0.5 && body.cues[2].speechSeconds > 0.5);
 });
 
+test('SPEC Billing 3 / README NOTHING_TO_SPEAK: a subtitle file whose cues are all cue tags alone is 400 NOTHING_TO_SPEAK naming "file", before billing (every engine renders a cue tag as silence)', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  for (const cues of [
+    [['00:00:00,000', '00:00:02,000', '[cười]']],
+    [['00:00:00,000', '00:00:01,000', '[cười]'], ['00:00:02,000', '00:00:03,000', '[thở dài] ... [hắng giọng]']],
+  ]) {
+    for (const aiRefine of ['false', 'true']) {
+      const { res, body } = await postSrt(acct.apiKey, srtOf(cues), { aiRefine });
+      t.is(res.status, 400, JSON.stringify(body));
+      t.is(body.code, 'NOTHING_TO_SPEAK');
+      t.regex(body.message, /"file" holds only cue tags/);
+    }
+  }
+  t.is(await remaining(acct.apiKey), 10_000, 'nothing billed');
+});
+
+test('SPEC Billing 3 (no paid gap): a cue starting at the same time as the one before is 400 SRT_INVALID naming both cues, before billing', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const { res, body } = await postSrt(acct.apiKey, srtOf([CUES[0], [CUES[0][0], CUES[0][1], 'Chào anh'], CUES[1]]));
+  t.is(res.status, 400, JSON.stringify(body));
+  t.like(body, { code: 'SRT_INVALID', cue: 2, line: 6 });
+  t.regex(body.message, /^Cue 2 \(line 6\): it starts at 00:00:00,500, as cue 1 \(line 2\) does/);
+  t.is(await remaining(acct.apiKey), 10_000);
+});
+
+test('README /srt "no file 400 FILE_REQUIRED": a subtitle sent as a text field instead of a file part is FILE_REQUIRED saying how to send it, not an unknown field', async (t) => {
+  const acct = await p.bootstrap();
+  const before = await remaining(acct.apiKey);
+  const { res, body } = await postSrt(acct.apiKey, null, { file: srtOf(CUES), voiceId: 'Mai' });
+  t.is(res.status, 400, JSON.stringify(body));
+  t.is(body.code, 'FILE_REQUIRED');
+  t.regex(body.message, /text field.*multipart file field named file/);
+  // A file part and a text field of the same name: the extra field is still refused.
+  const form = new FormData();
+  form.append('file', new Blob([srtOf(CUES)]), 'a.srt');
+  form.append('file', 'again');
+  const both = await p.api('/srt', { method: 'POST', key: acct.apiKey, body: form });
+  t.like(await both.json(), { code: 'VALIDATION_FAILED' });
+  t.is(await remaining(acct.apiKey), before);
+});
+
 test('POST /srt shares the media rate class (10 a minute per key); GET /engines lists srt only with the plugin', async (t) => {
   const q = await startTestPlatform({ PLUGINS: 'catalog,account,srt', RATE_MEDIA_PER_MINUTE: '2' });
   try {

@@ -118,7 +118,9 @@ test('agent body: voice-request only, non-empty text, rates 8000/16000/22050/240
   const ok = { message: { type: 'voice-request', text: 'Xin chào', sampleRate: 16000, timestamp: 1 }, call: { id: 'c' } };
   t.is(validate(agentSpeechBody, ok).message.sampleRate, 16000);
   refusal(t, () => validate(agentSpeechBody, { message: { ...ok.message, type: 'assistant-request' } }), 400);
-  refusal(t, () => validate(agentSpeechBody, { message: { ...ok.message, text: '   ' } }), 400);
+  refusal(t, () => validate(agentSpeechBody, { message: { ...ok.message, text: '' } }), 400);
+  // Kept as sent (it is billed as sent); text preparation refuses it, 400 NOTHING_TO_SPEAK (speech-agent.test.ts).
+  t.is(validate(agentSpeechBody, { message: { ...ok.message, text: '  Xin chào  ' } }).message.text, '  Xin chào  ');
   refusal(t, () => validate(agentSpeechBody, { message: { ...ok.message, sampleRate: 44100 } }), 400);
   refusal(t, () => validate(agentSpeechBody, {}), 400);
 });

@@ -63,6 +63,26 @@ test('SRT: a malformed cue is refused naming its number, its line and what is wr
   t.regex(badMinutes.message, /^Cue 1 \(line 2\)/);
 });
 
+test('README /srt "A bad file is 400 SRT_INVALID naming the cue and what is wrong": a cue that ends when it starts has no duration, said as such (not "ends before it starts")', (t) => {
+  const zero = refusal('1\n00:00:01,000 --> 00:00:02,000\nMột\n\n2\n00:00:03,000 --> 00:00:03,000\nHai\n');
+  t.is(zero.cue, 2);
+  t.is(zero.line, 6);
+  t.is(zero.message, 'Cue 2 (line 6): it starts and ends at 00:00:03,000, so it has no duration.');
+  t.notRegex(zero.message, /before it starts/);
+});
+
+test('SPEC Billing 3 (no paid gap) / README /srt: a cue starting at the same time as the cue before is refused naming both cues and their lines, since its speech would be cut to nothing yet billed', (t) => {
+  const same = refusal('1\n00:00:00,000 --> 00:00:02,000\nAnh đi đâu đấy\n\n2\n00:00:00,000 --> 00:00:02,000\nEm đi chợ\n');
+  t.is(same.cue, 2);
+  t.is(same.line, 6);
+  t.regex(same.message, /^Cue 2 \(line 6\): it starts at 00:00:00,000, as cue 1 \(line 2\) does; each cue must start after the one before/);
+  // The refusal of a cue starting earlier names the earlier cue's line too.
+  const earlier = refusal('4\n00:00:05,000 --> 00:00:06,000\nMột\n\n5\n00:00:01,000 --> 00:00:02,000\nHai\n');
+  t.regex(earlier.message, /^Cue 5 \(line 6\): it starts before cue 4 \(line 2\); cues must be in time order/);
+  // Overlapping cues that start one after the other stay accepted.
+  t.is(parseSrt('1\n00:00:00,000 --> 00:00:02,000\nMột\n\n2\n00:00:00,001 --> 00:00:01,000\nHai\n').length, 2);
+});
+
 test('SRT: an empty file or one with only blank lines has no cues; bytes that are not UTF-8 are refused', (t) => {
   t.regex(refusal('').message, /no cues/);
   t.regex(refusal('\r\n\r\n  \n').message, /no cues/);
