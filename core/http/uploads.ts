@@ -24,11 +24,20 @@ function filesOf(ctx: RouteContext): Record<string, FormidableFile | FormidableF
   return ((ctx.request as unknown as { files?: Record<string, FormidableFile | FormidableFile[]> }).files) ?? {};
 }
 
-/** The one file sent as `field`; 400 when it is missing or sent twice. */
+/**
+ * The one file sent as `field`; 400 when it is missing or sent twice. Call it
+ * before validating the text fields: a file sent as a text field (`curl -F
+ * 'file=<x.srt'` instead of `-F file=@x.srt`) is then refused as the file
+ * that did not come, saying how to send it, not as an unknown field.
+ */
 export function requireUpload(ctx: RouteContext, field: string, what: string): Upload {
   const value = filesOf(ctx)[field];
   if (Array.isArray(value)) throw new DomainError('invalid', `Send one ${what} as "${field}", not ${value.length}.`, { param: field });
-  if (!value) throw new DomainError('invalid', `"${field}" is required: send the ${what} as a multipart file field named ${field}.`, { param: field, code: 'FILE_REQUIRED' });
+  if (!value) {
+    const asText = Object.hasOwn((ctx.request.body ?? {}) as object, field);
+    const how = `send the ${what} as a multipart file field named ${field} (curl -F ${field}=@<path>)`;
+    throw new DomainError('invalid', asText ? `"${field}" came as a text field: ${how}.` : `"${field}" is required: ${how}.`, { param: field, code: 'FILE_REQUIRED' });
+  }
   return { path: value.filepath, size: value.size, name: value.originalFilename ?? null };
 }
 

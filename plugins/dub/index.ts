@@ -77,8 +77,8 @@ export default definePlugin({
       },
       // Core deletes the upload once the handler is done (core/http/uploads.ts).
       handler: async (ctx) => {
-        const fields = validate<DubFields>(dubFields, ctx.request.body);
         const upload = requireUpload(ctx, 'audio', 'recording');
+        const fields = validate<DubFields>(dubFields, ctx.request.body);
         const { auth, billing, outcome, stopping } = ctx.state;
         ctx.status = 201;
         ctx.body = await service.dub(upload.path, fields, { auth: auth!, billing, outcome, signal: stopping });

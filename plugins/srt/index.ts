@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { readFile } from 'node:fs/promises';
-import { definePlugin, type RouteContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import { coreServices } from '../../core/services.ts';
 import { DomainError } from '../../core/errors.ts';
 import { validate } from '../../core/http/validate.ts';
@@ -18,22 +18,6 @@ interface SrtConfig {
 }
 
 const SUBTITLE = 'subtitle file (.srt)';
-
-/**
- * A subtitle sent as a text field (`curl -F 'file=<episode.srt'`) is a file
- * that did not come, refused as FILE_REQUIRED saying how to send it, rather
- * than as an unknown field. With a file part as well, validation refuses the extra field.
- */
-function refuseFileAsText(ctx: RouteContext): void {
-  const form = (ctx.request.body ?? {}) as Record<string, unknown>;
-  if (!Object.hasOwn(form, 'file')) return;
-  try {
-    requireUpload(ctx, 'file', SUBTITLE);
-  } catch (err) {
-    if (!(err instanceof DomainError) || err.code !== 'FILE_REQUIRED') throw err;
-    throw new DomainError('invalid', `"file" came as a text field: send the ${SUBTITLE} as a multipart file field named file (curl -F file=@episode.srt).`, { param: 'file', code: 'FILE_REQUIRED' });
-  }
-}
 
 /** Subtitle dubbing: `POST /srt` turns an .srt file into one timecode-aligned WAV. */
 export default definePlugin({
@@ -74,9 +58,8 @@ export default definePlugin({
       },
       // Core deletes the upload once the handler is done (core/http/uploads.ts).
       handler: async (ctx) => {
-        refuseFileAsText(ctx);
-        const body = validate<SrtFields>(srtFields, ctx.request.body);
         const upload = requireUpload(ctx, 'file', SUBTITLE);
+        const body = validate<SrtFields>(srtFields, ctx.request.body);
         let cues;
         try {
           cues = parseSrt(decodeSrt(await readFile(upload.path)));

@@ -144,6 +144,9 @@ test('a text file renamed .mp3 is 400 UNSUPPORTED_AUDIO (the content decides, no
   const none = await postDub(p, acct.apiKey, null, { voiceId: 'Mai' });
   t.is(none.res.status, 400);
   t.is(none.body.code, 'FILE_REQUIRED');
+  const asText = await postDub(p, acct.apiKey, null, { voiceId: 'Mai', audio: 'speech.mp3' });
+  t.like(asText, { res: { status: 400 }, body: { code: 'FILE_REQUIRED' } }, 'a recording sent as a text field is the file that did not come');
+  t.regex(asText.body.message, /"audio" came as a text field: .*multipart file field named audio/);
   const noVoice = await postDub(p, acct.apiKey, text, {});
   t.is(noVoice.res.status, 400);
   t.is(noVoice.body.code, 'VALIDATION_FAILED');
