@@ -68,6 +68,25 @@ test('POST /srt: each cue\'s speech starts within 50 ms of its start time; the W
   t.is(await remaining(acct.apiKey), 10_000 - price(body.characters));
 });
 
+test('README alignment rule: speech sped up "just enough to fit" ends by its cue\'s end (atempo\'s few extra milliseconds are trimmed, not left past the end)', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 20_000 } });
+  const text = 'Giá hôm nay là năm nghìn đồng một cân nhé.';
+  // The same speech into shrinking cues, each far from the next: some need a speed-up below the 1.5x cap.
+  const ends = [2.6, 2.4, 2.2, 2.0, 1.9, 1.8];
+  const ts = (x: number) => `00:00:${x.toFixed(3).padStart(6, '0').replace('.', ',')}`;
+  const cues = ends.map((length, i) => [ts(i * 5), ts(i * 5 + length), text]);
+  const { res, body } = await postSrt(acct.apiKey, srtOf(cues), { voiceId: 'vi-south-female-lan' });
+  t.is(res.status, 201, JSON.stringify(body));
+  const fitted = body.cues.filter((c: any) => c.tempo > 1 && c.tempo < 1.5);
+  t.true(fitted.length > 0, `no cue needed a speed-up below the cap: ${JSON.stringify(body.cues.map((c: any) => c.tempo))}`);
+  for (const cue of fitted) {
+    t.is(cue.overflow, 0, `cue ${cue.index}`);
+    t.true(cue.speechEnd <= cue.end, `cue ${cue.index}: speech ends ${cue.speechEnd}s, the cue ${cue.end}s`);
+  }
+  const last = body.cues.at(-1);
+  if (last.tempo < 1.5) t.is(body.duration, last.end, 'the file ends with the last cue');
+});
+
 test('an over-long cue is sped up (at most 1.5x), runs into the gap, and never overlaps the next cue', async (t) => {
   const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
   const long = 'Đây là một câu rất dài được đọc trong một khoảng thời gian rất ngắn';

@@ -29,11 +29,16 @@ export async function fitClip(
   // Rounding of the start and atempo's own length may differ from the plan by a few samples: the next cue's start is the hard limit.
   const startSample = Math.max(Math.round(cue.start * rate), timeline.samples);
   const limit = nextStart === null ? Infinity : Math.round(nextStart * rate) - startSample;
+  // Sped up, the speech holds the plan's length: atempo's output can run a few milliseconds longer, past a cue's end it
+  // was sped up to fit (or past the recording a dub is billed by); that tail is rounding, not speech cut off.
+  const planned = plan.tempo === 1 ? Infinity : Math.round(plan.seconds * rate);
   const samples = pcm.length >> 1;
-  if (samples > limit) pcm = fadeOut(pcm.subarray(0, Math.max(0, limit) * 2), rate);
+  const kept = Math.max(0, Math.min(samples, limit, planned));
+  if (kept < samples) pcm = fadeOut(pcm.subarray(0, kept * 2), rate);
   const placed = await timeline.place(startSample, pcm);
   const seconds = (placed.end - placed.start) / rate;
-  return { ...plan, start: placed.start / rate, seconds, cut: Math.max(plan.cut, (samples - (pcm.length >> 1)) / rate), speechSeconds };
+  const cutAtNext = samples > limit ? (samples - Math.max(0, limit)) / rate : 0;
+  return { ...plan, start: placed.start / rate, seconds, cut: Math.max(plan.cut, cutAtNext), speechSeconds };
 }
 
 /** What happened to one cue's speech, as the subtitle and dub routes report it (seconds, to the millisecond). */
