@@ -52,5 +52,17 @@ export default definePlugin({
       },
     });
     worker({ name: 'endpoint', role: 'inference', start: () => startInferenceEndpoint(deps) });
+    // Said once at start, in the log a person reads first: otherwise a missing espeak-ng showed only on /readyz
+    // and as 503s that say "retry shortly". Not a start-up failure: readiness keeps reporting it, and it may be fixed live.
+    worker({
+      name: 'engine-check',
+      role: 'inference',
+      start: async () => {
+        deps.engine.ping().catch((err: unknown) => {
+          deps.logger.error('the speech engine is not usable; speech requests answer 503 until it is (install espeak-ng: apt-get install espeak-ng)', { err: err as Error });
+        });
+        return async () => {};
+      },
+    });
   },
 });

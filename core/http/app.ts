@@ -98,7 +98,11 @@ export function buildKoaApp(services: PipelineServices, parts: AppParts): Koa {
   // A path under a mount (/admin/v1, /oauth, …) is told about that mount's routes, not sent to /api/v1.
   const noRoute = (ctx: Koa.Context) => {
     const mount = mountOf(ctx.path);
-    const message = mount ? `No route ${ctx.method} ${ctx.path} among the routes under ${mount.prefix}.` : `No route ${ctx.method} ${ctx.path}. Every API route lives under ${API_PREFIX}.`;
+    // The base itself (the start-up banner prints it) is not a route: say where the routes and their reference are.
+    const atBase = ctx.path.replace(/\/+$/, '').toLowerCase() === API_PREFIX;
+    const message = mount ? `No route ${ctx.method} ${ctx.path} among the routes under ${mount.prefix}.`
+      : atBase ? `${API_PREFIX} is the base of the API, not a route: try GET ${API_PREFIX}/voices; every route is in the reference at /docs (${API_PREFIX}/openapi.json).`
+        : `No route ${ctx.method} ${ctx.path}. Every API route lives under ${API_PREFIX}.`;
     return new ApiError(404, message, { code: 'ROUTE_NOT_FOUND' });
   };
   // What no route answered (a 405, the edge's refusals) is still in the envelope of the route at that path.

@@ -156,7 +156,7 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
   const opsRouter = probeRoutes(readiness, metrics, { open: true });
   ops.use(opsRouter.routes()).use(opsRouter.allowedMethods());
   const opsServer = http.createServer(ops.callback());
-  const opsPort = await listen(opsServer, config.opsPort, config.host);
+  const opsPort = await listen(opsServer, config.opsPort, config.host, 'OPS_PORT');
 
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
   for (const worker of [...coreWorkers(registry), ...wired.workers]) {

@@ -18,6 +18,30 @@ interface McpConfig {
  * Every tool that does work calls the platform's own /api/v1 routes with the
  * caller's credential, so it is billed, counted and limited as they are.
  */
+/**
+ * The origins, each as a browser sends it in `Origin`: `https://app.example.com/`
+ * copied from an address bar never matched (no Origin has a slash), and a
+ * value that is no origin at all was taken silently.
+ */
+function originList(value: string, helpers: Joi.CustomHelpers): string | Joi.ErrorReport {
+  const entries = value.split(',').map((o) => o.trim()).filter(Boolean);
+  const origins: string[] = [];
+  for (const entry of entries) {
+    if (entry === '*') {
+      origins.push(entry);
+      continue;
+    }
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch { /* refused below */ }
+    const bare = url !== null && (url.protocol === 'https:' || url.protocol === 'http:') && url.pathname === '/' && !url.search && !url.hash && !url.username;
+    if (!bare) return helpers.error('origins.invalid', { entry });
+    origins.push(url!.origin);
+  }
+  return origins.join(',');
+}
+
 export default definePlugin({
   id: 'mcp',
   version: '1.0.0',
@@ -29,7 +53,9 @@ export default definePlugin({
   config: Joi.object<McpConfig>({
     MCP_TTS_WAIT_SECONDS: Joi.number().min(0).max(300).default(50),
     MCP_POLL_MS: Joi.number().integer().min(50).max(10_000).default(1000),
-    MCP_ALLOWED_ORIGINS: Joi.string().allow('').default(''),
+    MCP_ALLOWED_ORIGINS: Joi.string().allow('').default('').custom(originList).messages({
+      'origins.invalid': '"MCP_ALLOWED_ORIGINS" entry "{#entry}" is not an origin: write scheme://host[:port] (a browser\'s Origin header has no path), or *',
+    }),
   }),
   register({ deps, config, mount }) {
     // The audiobook tools exist when the audiobooks plugin serves their routes.

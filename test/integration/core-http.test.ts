@@ -36,6 +36,16 @@ test('unknown routes get a 404 in the native envelope, never HTML', async (t) =>
   t.is(body.code, 'ROUTE_NOT_FOUND');
 });
 
+test('the API base the start-up banner prints (/api/v1) is 404 saying it is the base and where the routes and reference are, not "every route lives under /api/v1"', async (t) => {
+  for (const path of ['/api/v1', '/api/v1/']) {
+    const res = await fetch(`${p.url}${path}`);
+    t.is(res.status, 404);
+    const body = await res.json();
+    t.is(body.code, 'ROUTE_NOT_FOUND');
+    t.regex(body.message, /\/api\/v1 is the base of the API, not a route: .*\/docs/, path);
+  }
+});
+
 test('a wrong method on a known route is 405 in the native envelope, with Allow naming the methods it takes', async (t) => {
   const res = await p.api('/engines', { method: 'DELETE' });
   t.is(res.status, 405);

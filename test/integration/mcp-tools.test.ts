@@ -14,7 +14,11 @@ import { versionOf } from '../../plugins/mcp/server.ts';
 let p: TestPlatform;
 
 test.before(async () => {
-  p = await startTestPlatform({ PLUGINS: 'catalog,account,speech,jobs,usage,oauth,mcp', MCP_POLL_MS: '200', MCP_TTS_WAIT_SECONDS: '30', RATE_SPEECH_PER_MINUTE: '4' });
+  // An allowed origin as copied from an address bar, with its slash (a browser's Origin header has none).
+  p = await startTestPlatform({
+    PLUGINS: 'catalog,account,speech,jobs,usage,oauth,mcp', MCP_POLL_MS: '200', MCP_TTS_WAIT_SECONDS: '30', RATE_SPEECH_PER_MINUTE: '4',
+    MCP_ALLOWED_ORIGINS: 'https://app.example.com/',
+  });
 });
 test.after.always(async () => {
   await p?.stop();
@@ -301,13 +305,16 @@ test('2025-era clients: initialize negotiates their revision', async (t) => {
   }
 });
 
-test('a browser origin other than the service\'s own is refused', async (t) => {
+test('a browser origin other than the service\'s own is refused; one of MCP_ALLOWED_ORIGINS is served, its trailing slash ignored', async (t) => {
   const { apiKey } = await p.bootstrap({ grant: { totalTokens: 100_000 } });
-  const res = await fetch(`${p.url}/mcp`, {
-    method: 'POST', headers: { 'x-api-key': apiKey, origin: 'https://evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+  const from = (origin: string) => fetch(`${p.url}/mcp`, {
+    method: 'POST', headers: { 'x-api-key': apiKey, origin, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
   });
-  t.is(res.status, 403);
+  t.is((await from('https://evil.example')).status, 403);
+  const allowed = await from('https://app.example.com');
+  t.is(allowed.status, 200);
+  t.is(allowed.headers.get('access-control-allow-origin'), 'https://app.example.com');
 });
 
 test('every 401 from /mcp carries the Bearer challenge with resource_metadata, another scheme or a malformed header included (RFC 6750 3)', async (t) => {

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,4 +33,59 @@ test('a DATA_DIR that cannot hold the embedded database stops start-up with exit
   const { code, stderr } = await runToExit({ DATA_DIR: path.join(file, 'data') });
   t.is(code, 78, stderr);
   t.regex(stderr, /the data directory \S+not-a-directory\/data \(DATA_DIR\) cannot hold the embedded database: ENOTDIR/);
+});
+
+test('a port already in use stops start-up with exit 78 naming the setting (PORT, OPS_PORT), not a stack trace', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  const port = String((taken.address() as AddressInfo).port);
+  for (const setting of ['PORT', 'OPS_PORT']) {
+    const { code, stderr } = await runToExit({ DATA_DIR: path.join(dir, setting), [setting]: port, ADMIN_TOKEN: 'start-up-test-admin-token' });
+    t.is(code, 78, stderr);
+    t.regex(stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use by another process: choose another ${setting} \\(or HOST\\)\\.`), setting);
+    t.notRegex(stderr, /\n\s+at /, 'no stack trace');
+  }
+});
+
+test('README Quick start "it needs espeak-ng": without it the process still starts, and says so once in its log at start', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // A PATH that has node but no espeak-ng.
+  const bin = path.join(dir, 'bin');
+  mkdirSync(bin);
+  symlinkSync(process.execPath, path.join(bin, 'node'));
+  const child = spawn(process.execPath, ['--import=tsx', 'core/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: bin, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: path.join(dir, 'data') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => { child.kill('SIGKILL'); });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  const said = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 45_000);
+    const look = () => {
+      if (/the speech engine is not usable/.test(out)) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
+  });
+  t.true(said, out.slice(-2000));
+  t.regex(out, /listening on/, 'it still serves (the other routes, and readiness says what is wrong)');
+  t.regex(out, /apt-get install espeak-ng/);
+});
+
+test('MCP_ALLOWED_ORIGINS with an entry that is no origin stops start-up with exit 78 naming the entry', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { code, stderr } = await runToExit({ DATA_DIR: dir, MCP_ALLOWED_ORIGINS: 'https://ok.example.com, not a url' });
+  t.is(code, 78, stderr);
+  t.regex(stderr, /"MCP_ALLOWED_ORIGINS" entry "not a url" is not an origin/);
 });
