@@ -131,7 +131,10 @@ export const BENCH_JVM = ['-Xms256m', '-XX:+UseParallelGC', '-Xshare:auto', '-Dj
 
 export function startJava(server: JavaServer, jvmArgs: string[], main: string, args: string[], cwd: string): JavaProcess {
   const cp = [server.classes, ...server.classpath].join(path.delimiter);
-  const child = spawn('java', [...jvmArgs, '-cp', cp, main, ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: Ctrl-C in a terminal signals the whole foreground group, and a broker that died at once
+  // left `npm run stack`'s roles to drain against it (a burst of kafkajs connection errors). Its owner stops it, after
+  // the processes that use it; should the owner die, the main exits as its standard input closes.
+  const child = spawn('java', [...jvmArgs, '-cp', cp, main, ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   running.add(child);
   let out = '';
   const keep = (chunk: Buffer) => {
