@@ -12,6 +12,10 @@ const PIECES = [
   '+', '+84', '0', '1', '7', '09', '12', '2024', '0912345678', '0912 345 678', '1.000.000', '3,14', '1,000,000.5', '9'.repeat(40), '1.2'.repeat(12),
   '5-10', '3 – 4', '1/2', '3/4', '2-9-1945', '2.9.1945', '2/9/1945', '9/2024', 'Q.', 'P. ', ' -5', '(−3', 'h', '7h30', '10:30', '23:59:59', 'ngày ', 'tháng ', 'thứ ', 'Thứ ', 'THỨ ', ', ', ' và ', '=', '4K', 'mùng ', 'thế kỷ ', 'Chương ', 'phần ', 'XIV', 'X', 'IV', 'M',
   '%', '&', '*', '_', '`', '~', '#', '|', '[', ']', '[cười]', '[thở dài]', '[khác]', 'k', 'K', 'tr', 'COVID', '𝟕', '\u200b', 'e\u0301',
+  // Codes, hour and unit ranges, day lists, scores, informal amounts, quarters, documents and addresses.
+  'mã ', 'Mã OTP: ', 'mật khẩu ', 'PIN ', '482915', 'Mã OTP: 482915', 'mã 5678', '8-10h', ' 14 - 16h', '27-28/6', '12, 13 và 14/6', '30/4-1/5', '5tr-7tr', '35°C-37°C',
+  '200.000đ - 300.000đ', '1tr2', '2tr990k', ' tr', 'thắng ', 'Kết quả: ', 'Hà Nội ', '3-1', ' HAGL', 'Q1/2024', 'Q3.2023',
+  'Chương IV', 'Nghị định ', '100/2019/NĐ-CP', 'ngõ ', 'Hẻm 123/45/6', 'đường ', 'Sáng nay (', 'kể từ ', 'từ ', ' âm lịch', '(hiệp 1: ',
   ...Object.keys(CURRENCY_BEFORE), ...Object.keys(CURRENCY_AFTER), ...Object.keys(UNITS), ...Object.keys(SCALE_SUFFIXES), ...Object.keys(ABBREVIATIONS),
 ];
 

@@ -107,6 +107,7 @@ export const UNITS: Record<string, string> = {
 export const CURRENCY_AFTER: Record<string, string> = {
   'đ': 'đồng',
   'Đ': 'đồng',
+  '₫': 'đồng',
   VND: 'đồng',
   VNĐ: 'đồng',
   'vnđ': 'đồng',

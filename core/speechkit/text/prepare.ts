@@ -10,8 +10,8 @@ import { capCombiningRuns, stripZeroWidth, ZERO_WIDTH_GATE } from './unicode.ts'
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
-  readPerUnit, readScaleSuffixes, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
-  ABBREVIATION_GATE, CURRENCY_GATE, DATE_GATE, PER_UNIT_GATE, UNIT_GATE,
+  readCodes, readPerUnit, readScaleSuffixes, readUnitRanges, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
+  ABBREVIATION_GATE, CODE_GATE, CURRENCY_GATE, DATE_GATE, PER_UNIT_GATE, UNIT_GATE, UNIT_RANGE_GATE,
 } from './rules.ts';
 
 export interface PreparedText {
@@ -63,11 +63,15 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'expandAbbreviations', rule: expandAbbreviations, gate: ABBREVIATION_GATE },
   // Gate inside the rule: a digit, a space, three digits.
   { name: 'joinSpacedThousands', rule: joinSpacedThousands, gate: null },
+  // Before the phone and number rules: a code after "mã", "OTP", "mật khẩu" is read digit by digit.
+  { name: 'readCodes', rule: readCodes, gate: CODE_GATE },
   { name: 'readPhoneNumbers', rule: readPhoneNumbers, gate: /0\d|\+84/ },
   { name: 'readDates', rule: readDates, gate: DATE_GATE },
   { name: 'readTimes', rule: readTimes, gate: /\d[:h]/ },
   { name: 'readRomanNumerals', rule: readRomanNumerals, gate: / [IVXLCDM]/ },
   { name: 'readOrdinals', rule: readOrdinals, gate: /[hH][\u1ee9\u1ee8] \d/ },
+  // Before separateCodeHyphens, which would drop the dash of "5tr-7tr".
+  { name: 'readUnitRanges', rule: readUnitRanges, gate: UNIT_RANGE_GATE },
   { name: 'separateCodeHyphens', rule: separateCodeHyphens, gate: /-/ },
   { name: 'readRanges', rule: readRanges, gate: /[-\u2013]/ },
   // Gate inside the rule: one of ~ × ≥ ≤ ± ≈ ÷.
@@ -77,7 +81,7 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'readCurrencies', rule: readCurrencies, gate: CURRENCY_GATE },
   { name: 'readPercentages', rule: readPercentages, gate: /%/ },
   { name: 'readUnits', rule: readUnits, gate: UNIT_GATE },
-  { name: 'readScaleSuffixes', rule: readScaleSuffixes, gate: /\d(?:[kK]|tr)/ },
+  { name: 'readScaleSuffixes', rule: readScaleSuffixes, gate: /\d(?:[kK]|\s?tr)/ },
   { name: 'readFractions', rule: readFractions, gate: /\d\/\d/ },
   { name: 'readRemainingNumbers', rule: readRemainingNumbers, gate: /\d/ },
   { name: 'readSymbols', rule: readSymbols, gate: /[&%*_`~#|]/ },

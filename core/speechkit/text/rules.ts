@@ -70,6 +70,22 @@ export const expandAbbreviations: Rule = (text) =>
     .replace(wardRe, 'phường ');
 
 /**
+ * "Mã OTP: 482915", "mật khẩu 123456", "Nhập mã 5678": a one-time code, PIN or password of 4 to 8 digits is typed
+ * back by the listener, so it is read digit by digit. "PIN" in capitals only ("pin 5000 mAh" is a battery), and
+ * never before a unit; "số 5678" (a house number) stays a cardinal. "o tê pê", "pê i nờ": as aiRefine spells them.
+ */
+const CODE_NAMES = ['OTP', 'PIN', 'o tê pê', 'pê i nờ'];
+const CODE_WORDS = ['mã', 'mã số', 'mã xác nhận', 'mã xác thực', 'mật khẩu', 'o tê pê', 'pê i nờ', ...CODE_NAMES.map((w) => `mã ${w}`)]
+  .flatMap((w) => [w, w[0].toUpperCase() + w.slice(1), w.toUpperCase()]);
+const codeRe = re(String.raw`${START}(${alternation([...new Set([...CODE_WORDS, 'OTP', 'PIN'])])})((?: của bạn)?(?:\s?:\s?|\s(?:là\s)?))(\d{4,8})(?![\p{L}\p{N}]|[.,]\d)`);
+const unitAfter = new RegExp(`^\\s?(?:${alternation(Object.keys(UNITS))})(?![\\p{L}\\p{N}])`, 'u');
+/** A gate wider than the rule (any case): cheap, and never says no where the rule would read a code. */
+export const CODE_GATE = /ã|otp|pin|khẩu|tê pê|pê i nờ/iu;
+export const readCodes: Rule = (text) =>
+  text.replace(codeRe, (m, word: string, gap: string, digits: string, offset: number, all: string) =>
+    (followedBy(all, offset + m.length, unitAfter, 8) ? m : `${word}${gap}${readDigits(digits)}`));
+
+/**
  * "1 000 000": one to three digits, then groups of exactly three after single
  * spaces (or no-break/narrow spaces), is one number, written again with dots
  * for the number rules. Not after a number and a space, not before one, and
@@ -142,13 +158,30 @@ const HOLIDAY_WORDS = [
   'dịp', 'tết', 'lễ', 'nhà giáo', 'quốc khánh', 'giáng sinh', 'noel', 'valentine', 'thiếu nhi', 'trung thu',
   'quốc tế phụ nữ', 'quốc tế lao động',
 ];
-const TIME_WORDS = ['hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm'];
-const wordsBefore = (words: string[]) => new RegExp(`(?:^|[^\\p{L}])(${alternation(words)})\\s$`, 'iu');
+/** "sáng nay", "tối qua", "phiên (giao dịch)": a news lede's time words; "Sáng nay (15/6)" may put a parenthesis between. */
+const TIME_WORDS = [
+  'hôm nay', 'hôm qua', 'ngày mai', 'sáng', 'trưa', 'chiều', 'tối', 'đêm',
+  ...['sáng', 'trưa', 'chiều', 'tối', 'đêm'].flatMap((w) => [`${w} nay`, `${w} qua`, `${w} mai`]), 'phiên', 'phiên giao dịch',
+];
+/** Streets, parks and events named after a date ("đường 3/2", "Công viên 23/9", "Kỷ niệm 30/4"): dates when followed as one. */
+const PLACE_WORDS = ['đường', 'phố', 'công viên', 'quảng trường', 'kỷ niệm', 'kỉ niệm', 'chiến thắng', 'sự kiện'];
+const wordsBefore = (words: string[], gap = '\\s') => new RegExp(`(?:^|[^\\p{L}])(${alternation(words)})${gap}$`, 'iu');
 const dayWordBefore = wordsBefore(DAY_WORDS);
-const holidayWordBefore = wordsBefore(HOLIDAY_WORDS);
-const timeWordBefore = wordsBefore(TIME_WORDS);
+const holidayWordBefore = wordsBefore([...HOLIDAY_WORDS, ...PLACE_WORDS]);
+/** A place's name goes on ("Chiến thắng 30/4 lịch sử"): after one, a day past its month is a date whatever follows. */
+const placeWordBefore = wordsBefore(PLACE_WORDS);
+const timeWordBefore = wordsBefore(TIME_WORDS, '\\s\\(?');
 /** "từ" before a date range ("từ 12/3 đến 15/3"): a date only when the range's ends can only be dates. */
 const rangeStartBefore = wordsBefore(['từ']);
+/** "kể từ 1/7", "có hiệu lực từ 1/7": since a day, a date whenever it is followed as one. */
+const sinceWordBefore = wordsBefore(['kể từ', 'tính từ', 'bắt đầu từ', 'hiệu lực từ', 'áp dụng từ']);
+/**
+ * After a plain "từ", only what closes a starting point ("từ 1/7.", "từ 1/7 đến nay", "từ 27/4 đến hết 1/5"):
+ * "giảm từ 1/2 xuống 1/3" and "từ 1/3 đến 1/2" keep their fractions.
+ */
+const fromDateFollows = /^(?:\s*$|\s*[.,;:!?)\]"”'’…]|\s+(?:(?:đến|tới) (?:nay|hết)|trở đi|tới\s*(?:$|[.,;:!?])))(?!\p{L})/iu;
+/** "(tức 7/5 âm lịch)": a day of the lunar calendar, "mùng" for the first ten days. */
+const lunarAfter = /^\s(?:âm lịch|ÂL)(?!\p{L})/iu;
 /**
  * What follows a date (the end, punctuation, a joining or a verb-like word),
  * as opposed to what follows a fraction or a count ("2/3 số công nhân",
@@ -159,12 +192,14 @@ const DATE_FOLLOWERS = [
   'lúc', 'vào', 'theo', 'trong', 'sau', 'trước', 'khi', 'mới', 'được', 'bị', 'với', 'cho', 'nhưng', 'rồi',
 ];
 const dateFollows = endOrFollowedBy(`.,;:!?)\\]"”'’…–-`, DATE_FOLLOWERS);
-/** What may stand between two dates of a list ("12/3, 13/3 và 14/3", "từ 12/3 đến 15/3"). */
-const dateListGap = /^\s*(?:,|;|và|hoặc|đến|tới|[-–])?\s*$/u;
+/** What may stand between two dates of a list ("12/3, 13/3 và 14/3", "từ 12/3 đến 15/3", "27/4 đến hết 1/5"). */
+const dateListGap = /^\s*(?:,|;|và|hoặc|(?:đến|tới)(?: hết)?|[-–])?\s*$/u;
+/** The end of a range ("đến 15/3", "- 1/5") is a date whatever follows it; a list's next item must be followed as a date. */
+const dateRangeGap = /^\s*(?:(?:đến|tới)(?: hết)?|[-–])\s*$/u;
 /** A d-m with a dash is a range, not a date, before these ("ngày 1-5 tháng 3", "sáng 8-10 giờ"). */
 const rangeUnitAfter = /^\s*(?:tháng|\/|giờ|h(?!\p{L}))/iu;
 /** A d/m right after, joined by a range word ("từ 1/3 đến 15/3"). */
-const dateRangeAfter = /^\s?(?:[-–]|đến|tới)\s?(\d{1,2})\/(\d{1,2})(?![\p{N}/])/u;
+const dateRangeAfter = /^\s?(?:[-–]|(?:đến|tới)(?: hết)?)\s?(\d{1,2})\/(\d{1,2})(?![\p{N}/])/u;
 /** How far back the words deciding a reading are looked for: bounded, so every rule stays linear. */
 const WINDOW = 28;
 
@@ -180,13 +215,17 @@ const readIsoDates: Rule = (text) =>
   text.replace(isoDateRe, (m, y: string, _sep, mo: string, d: string, offset: number, all: string) => readFullDate(d, mo, y, offset, all) ?? m);
 
 /**
- * d/m after a day word ("ngày 12/3"); after a holiday or a time word, after
- * "từ" when the range's ends can only be dates ("từ 12/3 đến 15/3"), and the
- * d/m that continue a list after a date ("12/3, 13/3 và 14/3"), each only
- * when followed as a date is. A genuine fraction ("1/2 dân số", "ngày 12/3,
- * 2/3 số công nhân") stays for readFractions. d-m with a dash is a date only
- * after a day word, followed as a date ("ngày 30-4 và 2-9"): "ngày 2-3 lần",
- * "mùng 1-2 Tết" are ranges.
+ * d/m after a day word ("ngày 12/3"); after a holiday, a place named after a
+ * date or a time word ("Sáng nay (15/6)"), after "kể từ" ("kể từ 1/7,"), and
+ * the d/m that continue a list after a date ("12/3, 13/3 và 14/3"), each only
+ * when followed as a date is; after "từ" when the range's ends can only be
+ * dates ("từ 12/3 đến 15/3") or when what follows closes a starting point
+ * ("có hiệu lực từ 1/7."); before "âm lịch"; and "30/4-1/5", a range that
+ * starts with a day past its month. A genuine fraction ("1/2 dân số", "ngày
+ * 12/3, 2/3 số công nhân", "giảm từ 1/2 xuống 1/3") stays for readFractions.
+ * d-m with a dash is a date only after a day word, a holiday or a place,
+ * followed as a date ("ngày 30-4 và 2-9", "lễ 2-9."): "ngày 2-3 lần", "mùng
+ * 1-2 Tết" are ranges.
  */
 const readDayMonths: Rule = (text) => {
   let lastEnd = -1;
@@ -198,18 +237,23 @@ const readDayMonths: Rule = (text) => {
     const after = all.slice(offset + m.length, offset + m.length + WINDOW);
     const improper = +d >= +mo;
     const followed = dateFollows.test(after);
-    const continues = lastEnd >= 0 && sep === lastSep && offset - lastEnd <= 10
-      && dateListGap.test(all.slice(lastEnd, offset)) && (improper || +mo >= lastMonth) && followed;
+    const gap = lastEnd >= 0 && offset - lastEnd <= 10 ? all.slice(lastEnd, offset) : null;
+    const continues = gap !== null && sep === lastSep && dateListGap.test(gap) && (improper || +mo >= lastMonth)
+      && (followed || dateRangeGap.test(gap));
+    const range = dateRangeAfter.exec(after);
+    const rangeOfDates = range !== null && validDay(+range[1]) && validMonth(+range[2]);
     let lead: string | null = null;
     if (continues) lead = '';
-    else if (sep === '-') lead = dayWordBefore.test(before) && followed && !rangeUnitAfter.test(after) ? '' : null;
-    else if (dayWordBefore.test(before)) lead = '';
-    else if (holidayWordBefore.test(before) && followed) lead = '';
+    else if (sep === '-') {
+      lead = (dayWordBefore.test(before) || holidayWordBefore.test(before)) && followed && !rangeUnitAfter.test(after) ? '' : null;
+    } else if (dayWordBefore.test(before)) lead = '';
+    else if (lunarAfter.test(after)) lead = +d <= 10 ? 'mùng ' : 'ngày ';
+    else if (holidayWordBefore.test(before) && (followed || (+d > +mo && placeWordBefore.test(before)))) lead = '';
     else if (timeWordBefore.test(before) && followed) lead = 'ngày ';
+    else if (sinceWordBefore.test(before) && followed) lead = 'ngày ';
     else if (rangeStartBefore.test(before)) {
-      const range = dateRangeAfter.exec(after);
-      if (range && validDay(+range[1]) && validMonth(+range[2]) && (improper || +range[1] >= +range[2])) lead = 'ngày ';
-    }
+      if ((rangeOfDates && (improper || +range[1] >= +range[2])) || fromDateFollows.test(after)) lead = 'ngày ';
+    } else if (rangeOfDates && improper && +range[2] >= +mo) lead = '';
     if (lead === null) return m;
     lastEnd = offset + m.length;
     lastSep = sep;
@@ -221,9 +265,50 @@ const readDayMonths: Rule = (text) => {
 /** What readDates needs: two numbers joined by "/", "." or "-", or a number after "tháng". */
 export const DATE_GATE = /\d[/.-]\d|háng \d/u;
 
+/**
+ * "Nghị định 100/2019/NĐ-CP", "Thông tư số 01/2024": a document's number and year ("một trăm năm hai nghìn không
+ * trăm mười chín"), then its code, read as the rules read it; never a month, a fraction or silent slashes.
+ */
+const DOCUMENT_WORDS = ['nghị định', 'thông tư', 'quyết định', 'nghị quyết', 'luật', 'công văn', 'chỉ thị', 'kết luận', 'pháp lệnh'];
+const documentWordBefore = wordsBefore(DOCUMENT_WORDS.flatMap((w) => [w, `${w} số`]));
+const documentNumberRe = re(String.raw`(?<![\p{N}/.,])(\d{1,4})\/((?:19|20)\d{2})(?!\p{N})(\/(?=\p{L}))?`);
+/** "Q1/2024", "Q3.2023": a quarter with its year; a bare "Q1" is left (it is also District 1). */
+const quarterRe = re(String.raw`${START}Q([1-4])[/.-]((?:19|20)\d{2})(?![\p{N}]|[.,]\d)`);
+/** "ngõ 34/5", "Hẻm 123/45/6": an address's parts are joined by "trên", never a fraction or a date. */
+const alleyRe = new RegExp(String.raw`${START}(ngõ|ngách|hẻm|kiệt|số nhà)\s(\d{1,4}(?:\/\d{1,4}){1,3})(?![\p{N}/]|[.,]\d)`, 'giu');
+/**
+ * "30/4-1/5", "30/4 - 1/5": the dash between two d/m is "đến" (readRanges would say so of two fractions too), so that
+ * readDayMonths sees a range and the dash is not left unspoken between two dates.
+ */
+const dayMonthDashRe = re(String.raw`(?<=(?<![\p{N}/.,])\d{1,2}\/\d{1,2})\s?[-–]\s?(?=\d{1,2}\/\d{1,2}(?![\p{N}/]|[.,]\d))`);
+/** "27-28/6", "12, 13 và 14/6", "10 đến 12/6": rising days that share one month. */
+const DAY_JOIN = String.raw`\s?[-–]\s?|\s?,\s?|\s(?:và|hoặc|đến|tới)\s`;
+const dayListRe = re(String.raw`(?<![\p{N}/.,\-–])(\d{1,2})((?:(?:${DAY_JOIN})\d{1,2}){1,4})\/(\d{1,2})(?![\p{N}/]|[-–.,]\d)`);
+const dayListPartRe = re(String.raw`(${DAY_JOIN})(\d{1,2})`);
+
+/** After a day word, a holiday, a time word or "từ", followed as a date: the days, then the month once. */
+const readDayLists: Rule = (text) =>
+  text.replace(dayListRe, (m, first: string, rest: string, mo: string, offset: number, all: string) => {
+    const days = [first, ...Array.from(rest.matchAll(dayListPartRe), (part) => part[2])].map(Number);
+    if (!validMonth(+mo) || !days.every((d, i) => validDay(d) && (i === 0 || d > days[i - 1]))) return m;
+    const before = all.slice(Math.max(0, offset - WINDOW), offset);
+    if (!dateFollows.test(all.slice(offset + m.length, offset + m.length + WINDOW))) return m;
+    let lead: string | null = null;
+    if (dayWordBefore.test(before) || holidayWordBefore.test(before)) lead = '';
+    else if (timeWordBefore.test(before) || rangeStartBefore.test(before)) lead = 'ngày ';
+    if (lead === null) return m;
+    const list = rest.replace(dayListPartRe, (_p, join: string, d: string) => `${/[-–]/u.test(join) ? ' đến ' : join}${readCardinal(d)}`);
+    return `${lead}${readCardinal(first)}${list} tháng ${readMonth(+mo)}`;
+  });
+
 export const readDates: Rule = (text) =>
-  readDayMonths(readIsoDates(text)
-    .replace(fullDateRe, (m, d: string, _sep, mo: string, y: string, offset: number, all: string) => readFullDate(d, mo, y, offset, all) ?? m))
+  readDayMonths(readDayLists(readIsoDates(text)
+    .replace(documentNumberRe, (m, n: string, y: string, slash: string | undefined, offset: number, all: string) =>
+      (precededBy(all, offset, documentWordBefore, WINDOW) ? `${readCardinal(n)} năm ${readCardinal(y)}${slash ? ' ' : ''}` : m))
+    .replace(quarterRe, (_m, q: string, y: string) => `quý ${readCardinal(q)} năm ${readCardinal(y)}`)
+    .replace(alleyRe, (_m, word: string, parts: string) => `${word} ${parts.split('/').map((n) => readCardinal(n)).join(' trên ')}`)
+    .replace(dayMonthDashRe, ' đến ')
+    .replace(fullDateRe, (m, d: string, _sep, mo: string, y: string, offset: number, all: string) => readFullDate(d, mo, y, offset, all) ?? m)))
     .replace(monthYearRe, (m, mo: string, y: string, offset: number, all: string) => {
       if (!validMonth(+mo)) return m;
       const lead = precededBy(all, offset, /tháng\s$/iu) ? '' : 'tháng ';
@@ -242,6 +327,12 @@ const mixedWithAfter = /^\s(?:với|vào|nước)(?!\p{L})/iu;
 /** The dash between two clock times ("8h-17h", "19:30 - 21:00"): readRanges no longer sees digits on both sides once they are read. */
 const timeRangeDashRe = re(String.raw`(?<=(?<![\p{L}\p{N}:])\d{1,2}(?:h(?:\d{2})?|:\d{2}(?::\d{2})?))\s?[-–]\s?(?=\d{1,2}(?:h|:\d{2}))`);
 
+/**
+ * "8-10h", "từ 14 - 16h": an hour range with the "h" on its second end only. The first hour is read here, with
+ * "đến": once "10h" is words, the dash would be taken for a code's hyphen and dropped. Both ends at most 24.
+ */
+const hourRangeRe = re(String.raw`(?<![\p{L}\p{N}:.,/\-–])(\d{1,2})\s?[-–]\s?(?=(\d{1,2})h(?:\d{2})?(?:p|ph|')?${END})`);
+
 function readClock(h: string, m: string | undefined, s: string | undefined, minuteWord: boolean): string | null {
   if (+h > 24 || (m !== undefined && +m > 59) || (s !== undefined && +s > 59)) return null;
   const parts = [`${readCardinal(h)} giờ`];
@@ -257,6 +348,7 @@ export const readTimes: Rule = (text) =>
         || (precededBy(all, offset, mixWordBefore, WINDOW) && followedBy(all, offset + m.length, mixedWithAfter, 8))
         ? `${readNumberToken(a)} trên ${readNumberToken(b)}`
         : m)
+    .replace(hourRangeRe, (m, a: string, b: string) => (+a <= 24 && +b <= 24 ? `${readCardinal(a)} đến ` : m))
     .replace(timeRangeDashRe, ' đến ')
     .replace(clockRe, (m, h: string, mi: string, s: string | undefined) => readClock(h, mi, s, true) ?? m)
     .replace(hourMarkRe, (m, h: string, mi: string | undefined, suffix: string | undefined) =>
@@ -270,6 +362,25 @@ const LETTER = /^\p{L}$/u;
 const pointBefore = (text: string, i: number) =>
   String.fromCodePoint(text.codePointAt(i >= 2 && isLow(text.charCodeAt(i - 1)) && isHigh(text.charCodeAt(i - 2)) ? i - 2 : i - 1)!);
 const pointAt = (text: string, i: number) => String.fromCodePoint(text.codePointAt(i)!);
+
+/**
+ * "5tr-7tr", "35°C-37°C", "200.000đ - 300.000đ", "3,25% - 3,5%": a rising range with the same unit on both ends
+ * is "đến". Before separateCodeHyphens, which would drop the hyphen after the letters ("5tr-7tr" → "5tr 7tr");
+ * the spaced dash never reached readRanges (a unit, not a digit, stands before it). "COVID-19", "B2-05",
+ * "i7-13700H" have no amount with a unit on both sides and stay codes.
+ */
+const RANGE_UNITS = alternation([...Object.keys(UNITS), ...Object.keys(CURRENCY_AFTER), 'k', 'K', 'tr', '%']);
+const unitRangeRe = re(String.raw`(?<![\p{L}\p{N}.,])(${NUMBER_PATTERN})(\s?)(${RANGE_UNITS})(\s?[-–]\s?)(${NUMBER_PATTERN})\2\3(?![\p{L}\p{N}])`);
+export const UNIT_RANGE_GATE = /[^\d\s]\s?[-–]\s?\d/u;
+/** The value of a written number, for comparing the ends of a range ("200.000", "3,25", "1,000,000.5"). */
+function numberValue(token: string): number {
+  if (/^\d{1,3}(?:\.\d{3})+(?:,\d+)?$/u.test(token)) return Number(token.replace(/\./gu, '').replace(',', '.'));
+  if (/^\d{1,3}(?:,\d{3}){2,}(?:\.\d+)?$/u.test(token)) return Number(token.replace(/,/gu, ''));
+  return Number(token.replace(',', '.'));
+}
+export const readUnitRanges: Rule = (text) =>
+  text.replace(unitRangeRe, (m, a: string, space: string, unit: string, _dash, b: string) =>
+    (numberValue(a) < numberValue(b) ? `${a}${space}${unit} đến ${b}${space}${unit}` : m));
 
 /**
  * "COVID-19", "F-16": the hyphen joins a name to a number and is not read.
@@ -293,25 +404,47 @@ export const separateCodeHyphens: Rule = (text) => {
 };
 
 /**
- * A score after these words ("thắng 2-1", "tỷ số 2-1", "thắng Thái Lan 2-1") is read "hai – một", not as a
- * range. Lower case only ("Bé Thắng 3-4 tuổi" names a child), except "Tỷ số" opening a sentence.
+ * A score after these words ("thắng 2-1", "nâng tỷ số lên 2-1", "dẫn trước 1-0", "Kết quả: 2-1", "(hiệp 1: 1-0)")
+ * is read "hai – một", not as a range. Lower case only ("Bé Thắng 3-4 tuổi" names a child), except "Tỷ số",
+ * "Kết quả", "Chung cuộc" opening a sentence.
  */
-const scoreWordBefore = /(?:^|[^\p{L}])(?:tỷ số|tỉ số|Tỷ số|Tỉ số|thắng|thua|hòa|hoà)\s$/u;
-/** Up to three capitalised words (a team's name) between the word and the score. */
-const namesAtEnd = /(?<=\s)(?:\p{Lu}\p{L}*\s){1,3}$/u;
-const scoreBefore = (before: string) => scoreWordBefore.test(before) || scoreWordBefore.test(before.replace(namesAtEnd, ''));
+const scoreWordBefore = new RegExp(String.raw`(?:^|[^\p{L}])(?:(?:[tT][ỷỉ] số(?: (?:chung cuộc|lên|là)){0,2}|thắng|thua|hòa|hoà|dẫn(?: trước)?|đánh bại|[kK]ết quả|[cC]hung cuộc(?: là)?)\s?:?|[hH]iệp \d{1,2}:)\s$`, 'u');
+/** Up to three capitalised words (a team's name, "U23 Thái Lan") between the word and the score. */
+const namesAtEnd = /(?<=\s)(?:\p{Lu}[\p{L}\p{N}]*\s){1,3}$/u;
+const teamAfter = /^\s\p{Lu}/u;
 /** What follows a score: the end, punctuation, or a word that is not a counted noun ("thắng 3-5 trận", "thua 2-3 bàn", "5-7 kg" are ranges). */
-const SCORE_FOLLOWERS = ['trước', 'tại', 'ở', 'và', 'sau', 'trong', 'khi', 'nhờ', 'với', 'hôm', 'ngày', 'tối', 'chiều', 'sáng', 'đêm', 'để', 'nhưng', 'rồi', 'qua', 'của'];
-const scoreFollows = endOrFollowedBy(`.,;:!?)\\]"”'’…`, SCORE_FOLLOWERS);
-const scoreRe = /(?<![\p{N}.,])(\d{1,2})\s?[-–]\s?(\d{1,2})(?![\p{N}]|[.,]\d)/gu;
+const SCORE_FOLLOWERS = ['trước', 'tại', 'ở', 'và', 'sau', 'trong', 'khi', 'nhờ', 'với', 'hôm', 'ngày', 'tối', 'chiều', 'sáng', 'đêm', 'để', 'nhưng', 'rồi', 'qua', 'của', 'trên sân'];
+const scoreFollows = endOrFollowedBy(`.,;:!?()\\]"”'’…`, SCORE_FOLLOWERS);
+/** A descending pair after these is a range written the wrong way round ("từ 10-5"), not a score. */
+const rangeWordBefore = /(?:^|[^\p{L}])(?:từ|khoảng|tầm|chừng)\s$/iu;
+/** The next score of a list ("6-4, 6-7", "Hà Nội 2-1 HAGL, Viettel 1-2 Nam Định"): a comma or "và", team names either side. */
+const scoreListGap = /^(?:\s\p{Lu}[\p{L}\p{N}]*){0,3}\s?(?:,|;|và)\s(?:\p{Lu}[\p{L}\p{N}]*\s){0,3}$/u;
+/** Not inside a chain ("4-4-2", "1/2-3/4") or a code ("B2-05": a letter before is checked where it matters). */
+const scoreRe = /(?<![\p{N}.,/\-–])(\d{1,2})\s?[-–]\s?(\d{1,2})(?![\p{N}/]|[.,\-–]\d)/gu;
 
-/** "5-10" is a range; runs after dates and phone numbers have taken their dashes. */
-export const readRanges: Rule = (text) =>
-  text
-    .replace(scoreRe, (m, a: string, b: string, offset: number, all: string) =>
-      scoreBefore(all.slice(Math.max(0, offset - WINDOW), offset)) && followedBy(all, offset + m.length, scoreFollows, WINDOW)
-        ? `${readCardinal(a)} – ${readCardinal(b)}` : m)
+/**
+ * "5-10" is a range; runs after dates and phone numbers have taken their dashes. A pair is a score after a
+ * score word, in a list after a score, or when it cannot be a range: the first at least the second ("3-1",
+ * "0-0", "Hà Nội 2-1 HAGL"), with no letter glued before it and no range word ("từ") before.
+ */
+export const readRanges: Rule = (text) => {
+  let lastEnd = -1;
+  return text
+    .replace(scoreRe, (m, a: string, b: string, offset: number, all: string) => {
+      const before = all.slice(Math.max(0, offset - WINDOW), offset);
+      const named = namesAtEnd.test(before);
+      const follows = followedBy(all, offset + m.length, scoreFollows, WINDOW)
+        || (named && followedBy(all, offset + m.length, teamAfter, 2));
+      if (!follows) return m;
+      const listed = lastEnd >= 0 && offset - lastEnd <= WINDOW && scoreListGap.test(all.slice(lastEnd, offset));
+      const worded = scoreWordBefore.test(before) || (named && scoreWordBefore.test(before.replace(namesAtEnd, '')));
+      const descending = +a >= +b && (offset === 0 || !LETTER.test(pointBefore(all, offset))) && !rangeWordBefore.test(before);
+      if (!listed && !worded && !descending) return m;
+      lastEnd = offset + m.length;
+      return `${readCardinal(a)} – ${readCardinal(b)}`;
+    })
     .replace(/(?<=\d)\s?[-–]\s?(?=\d)/gu, ' đến ');
+};
 
 /** A minus sign (or an en dash) that starts a token is "âm" ("-5°C", "–5°C"). */
 export const readNegatives: Rule = (text) => text.replace(/(?<=^|[\s(])[-−–](?=\d)/gmu, 'âm ');
@@ -394,12 +527,20 @@ export const readUnits: Rule = (text) =>
       return `${precededBy(all, offset, decadeWordBefore) ? '' : 'những năm '}${readCardinal(num)}`;
     });
 
-/** "50k", "2tr": informal amounts without a currency. */
-const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|tr)${END}`);
+/** "50k", "2tr", "3 tr": informal amounts without a currency ("k" only glued: a lone "k" is also "không"). */
+const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|\\s?tr)${END}`);
+/**
+ * "1tr2" (một triệu hai), "12tr5", "2tr990k", "2tr500": millions, then one digit said as it is written (hundreds of
+ * thousands) or the thousands. Two digits ("1tr25") are left: "một triệu hai mươi lăm" would sound like 1,000,025.
+ */
+const millionsAndRe = re(String.raw`(?<!\p{N})(\d{1,3})tr(?:(\d)|(\d{3})|(\d{1,3})[kK])${END}`);
 /** "màn hình 4K", "video 8K": a screen resolution, said with the letter's name, not an amount. */
 const RESOLUTIONS = new Set(['4K', '8K']);
 export const readScaleSuffixes: Rule = (text) =>
-  text.replace(scaleSuffixRe, (m, num: string, s: string) => (RESOLUTIONS.has(m) ? `${readCardinal(num)} ca` : amount(num, s)));
+  text
+    .replace(millionsAndRe, (_m, millions: string, digit?: string, hundreds?: string, thousands?: string) =>
+      `${readCardinal(millions)} triệu ${digit !== undefined ? readDigits(digit) : `${readCardinal(hundreds ?? thousands!)} nghìn`}`)
+    .replace(scaleSuffixRe, (m, num: string, s: string) => (RESOLUTIONS.has(m) ? `${readCardinal(num)} ca` : amount(num, s.trim())));
 
 /** "thứ 2", "THỨ 2"; not "thứ 1.000", which the cardinal rule reads whole. */
 const AFTER_THU = '(?<=[tT][hH][ứỨ] )';
