@@ -12,8 +12,9 @@ import { buildConsole, chromiumMissing, launchChromium, screenshot, watchedConte
  * against the real platform with the front end freshly built by Vite: sign
  * in, create and revoke a key, speak in the playground (the audio element
  * plays real audio), a usage chart after traffic with the API's numbers,
- * register and test a webhook, the language switch, the keyboard, and an
- * axe-core check of every page. Screenshots of each page go to test-output/.
+ * register and test a webhook, the language switch, the keyboard (and where
+ * focus goes after an action rebuilds its button away), signing out in another
+ * tab, and an axe-core check of every page. Screenshots of each page go to test-output/.
  * Without Chromium it prints one line and fails, unless ALLOW_SKIP=1.
  */
 
@@ -74,6 +75,29 @@ if (missing) {
     t.deepEqual(w.errors, [], 'no script error');
   }
 
+  /** Signing in whatever the page's language (the labels differ). */
+  async function signInAnyLanguage(pg: Page, who: { email: string; password: string }): Promise<void> {
+    await pg.goto(url('keys'));
+    await pg.locator('input[name=email]').fill(who.email);
+    await pg.locator('input[name=password]').fill(who.password);
+    await pg.locator('main form button[type=submit]').click();
+    await pg.waitForURL(/\/console\/keys$/);
+  }
+
+  /** What has keyboard focus: a control by its accessible name, anything else by its text. */
+  const focused = (pg: Page) => pg.evaluate(() => {
+    const el = document.activeElement;
+    return el === document.body ? '<body>' : el?.getAttribute('aria-label') ?? el?.textContent ?? null;
+  });
+  /** Waits (a little) for focus to reach `name`, then tells where it is. */
+  async function focusSettles(pg: Page, name: string): Promise<string | null> {
+    await pg.waitForFunction((n) => {
+      const el = document.activeElement;
+      return (el?.getAttribute('aria-label') ?? el?.textContent) === n;
+    }, name, { timeout: 5000 }).catch(() => undefined);
+    return focused(pg);
+  }
+
   test.serial('sign in: a wrong password is a clear message; the right one opens the keys page', async (t) => {
     await page.goto(url(''));
     await page.waitForURL(/\/console\/sign-in/);
@@ -129,6 +153,17 @@ if (missing) {
     await page.getByText('You have 5 active keys, the most an account can hold. Revoke one to create another.').waitFor();
     t.true(await page.getByRole('button', { name: 'Create key' }).isDisabled());
     t.is(await page.locator('.count').textContent(), '5 of 5 active keys');
+    clean(t);
+  });
+
+  test.serial('keys: after a key is revoked by keyboard, focus is on the result, not back at the start of the page', async (t) => {
+    await page.goto(url('keys'));
+    const revoke = page.getByRole('button', { name: /^Revoke key/ }).first();
+    const prefix = (await revoke.getAttribute('aria-label'))!.replace(/^Revoke key /, '');
+    await revoke.focus();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.keyboard.press('Enter');
+    t.is(await focusSettles(page, `Key ${prefix} is revoked.`), `Key ${prefix} is revoked.`);
     clean(t);
   });
 
@@ -201,6 +236,37 @@ if (missing) {
     clean(t);
   });
 
+  test.serial('usage: a link with a range the form would refuse gets the form\'s sentence, in the page\'s language; the audio total carries seconds into minutes, in its units', async (t) => {
+    const day = new Date().toISOString().slice(0, 10);
+    const totals = { requests: 3, ok: 3, queued: 0, cacheHit: 0, denied: 0, error: 0, tokenCost: 900, characters: 300, audioSeconds: 179.843, avgGenMs: 120, p95GenMs: 180 };
+    const usage = { from: `${day}T00:00:00.000Z`, to: `${day}T00:00:00.000Z`, totals, byDay: [], byRoute: [], byVoice: [], byErrorCode: [] };
+    const cases = [
+      { locale: 'en-GB', order: 'Choose a start on or before the end.', long: 'Choose at most 92 days.', audio: '3 min 0 s' },
+      { locale: 'vi-VN', order: 'Hãy chọn ngày bắt đầu không sau ngày kết thúc.', long: 'Hãy chọn tối đa 92 ngày.', audio: '3 phút 0 giây' },
+    ];
+    for (const c of cases) {
+      const { context: lang, watched: langWatched } = await watchedContext(browser, { locale: c.locale });
+      const asked: string[] = [];
+      await lang.route('**/api/v1/usage**', (route) => {
+        asked.push(route.request().url());
+        return route.fulfill({ json: usage });
+      });
+      const pg = await lang.newPage();
+      await signInAnyLanguage(pg, user);
+      for (const [query, sentence] of [['from=2026-12-05&to=2026-11-01', c.order], ['from=2025-01-01&to=2025-06-30', c.long], ['from=2026-02-30&to=2026-03-10', c.order]] as const) {
+        await pg.goto(url(`usage?${query}`));
+        const alert = pg.locator('main [role=alert]');
+        await alert.waitFor();
+        t.is(await alert.textContent(), sentence, `${c.locale} ${query}`);
+      }
+      t.deepEqual(asked, [], 'a range the form would refuse is not asked of the API');
+      await pg.goto(url('usage'));
+      t.is(await pg.locator('[data-total=audioSeconds] .tile-value').textContent(), c.audio, `${c.locale}: 179.843 s`);
+      clean(t, langWatched);
+      await lang.close();
+    }
+  });
+
   test.serial('webhooks: register an endpoint (secret shown once), send a test event that arrives signed, pause it, and read its deliveries', async (t) => {
     await page.goto(url('webhooks'));
     await page.getByLabel('URL').fill(receiver.url('/console-hook'));
@@ -220,6 +286,66 @@ if (missing) {
     await page.locator('tr[data-status=DELIVERED]').waitFor();
     await screenshot(t, page, 'webhooks');
     clean(t);
+  });
+
+  test.serial('webhooks by keyboard: focus stays with the endpoint through pause, a refused test and resume, and goes to the message on delete; a key filter names the key; its secret goes with it', async (t) => {
+    await page.goto(url('webhooks'));
+    const hook = receiver.url('/console-keyboard');
+    await page.getByLabel('URL').fill(hook);
+    const keyFilter = page.getByLabel('Jobs of');
+    const key = (await keyFilter.locator('option').nth(1).textContent())!;
+    await keyFilter.selectOption({ index: 1 });
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.locator('section.highlight pre code').waitFor();
+    const card = page.locator('article.endpoint', { hasText: '/console-keyboard' });
+    await card.waitFor();
+    t.true((await card.locator('p.hint').textContent())!.endsWith(` Only jobs of key ${key}.`), 'the key by name and prefix, as everywhere else');
+
+    await page.getByRole('button', { name: `Pause ${hook}` }).focus();
+    await page.keyboard.press('Enter');
+    t.is(await focusSettles(page, `Resume ${hook}`), `Resume ${hook}`, 'focus is on the rebuilt card\'s Resume');
+    await page.getByRole('button', { name: `Send test event to ${hook}` }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('main [role=alert]').waitFor();
+    t.is(await page.locator('main [role=alert]').textContent(), 'This endpoint is paused: resume it before sending a test event.');
+    t.is(await focusSettles(page, `Send test event to ${hook}`), `Send test event to ${hook}`, 'a refused action leaves focus on its button');
+    await page.getByRole('button', { name: `Resume ${hook}` }).focus();
+    await page.keyboard.press('Enter');
+    t.is(await focusSettles(page, `Pause ${hook}`), `Pause ${hook}`);
+
+    t.is(await page.locator('section.highlight').count(), 1, 'the new secret is still shown');
+    await page.getByRole('button', { name: `Delete ${hook}` }).focus();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.keyboard.press('Enter');
+    t.is(await focusSettles(page, 'The endpoint is deleted.'), 'The endpoint is deleted.');
+    t.is(await card.count(), 0);
+    t.is(await page.locator('section.highlight').count(), 0, 'the secret of the deleted endpoint is gone with it');
+    clean(t);
+  });
+
+  test.serial('an account with no plan: the playground says so in the console\'s words (nothing of "this key"), and the trial started by keyboard leaves focus on the result', async (t) => {
+    const account = await (await p.admin('/accounts', { method: 'POST', json: { name: 'No plan yet' } })).json();
+    const who = { email: `no-plan-${Date.now()}@example.com`, password: 'correct horse battery staple' };
+    t.is((await p.admin(`/accounts/${account.id}/users`, { method: 'POST', json: who })).status, 201);
+    const { context: np, watched: npWatched } = await watchedContext(browser);
+    const pg = await np.newPage();
+    await signIn(pg, who);
+    await pg.goto(url('playground'));
+    const alert = pg.locator('main [role=alert]');
+    for (const [format, route] of [['wav', '/api/v1/tts/stream'], ['mp3', '/api/v1/audio/speech']] as const) {
+      await pg.getByLabel('Format').selectOption(format);
+      await Promise.all([pg.waitForResponse((r) => r.url().endsWith(route)), pg.getByRole('button', { name: 'Speak' }).click()]);
+      await alert.waitFor();
+      t.is(await alert.textContent(), 'No active plan can pay for this. See Balance & plans.', format);
+    }
+
+    await pg.goto(url('keys'));
+    await pg.getByRole('button', { name: 'Start the free 7-day trial' }).focus();
+    await pg.keyboard.press('Enter');
+    const started = 'Your free 7-day trial has started. You can create keys now.';
+    t.is(await focusSettles(pg, started), started);
+    clean(t, npWatched);
+    await np.close();
   });
 
   test.serial('balance and plans: every grant with remaining tokens, caps and reset times in the user\'s local time', async (t) => {
@@ -246,6 +372,7 @@ if (missing) {
     page.once('dialog', (dialog) => void dialog.accept());
     await row.getByRole('button', { name: 'Disconnect Claude test client' }).click();
     await page.locator('main').getByText('Claude test client is disconnected.').waitFor();
+    t.is(await focusSettles(page, 'Claude test client is disconnected.'), 'Claude test client is disconnected.', 'its row is gone: focus is on the result');
     t.is((await p.api('/balance', { key: app.tokens.access_token })).status, 401, 'its token ends at once');
     t.is(await page.getByRole('link', { name: 'Audiobooks' }).count(), 0, 'audiobooks are hidden where the plugin is not loaded');
     clean(t);
@@ -358,6 +485,53 @@ if (missing) {
       t.deepEqual(serious, [], name);
     }
     clean(t);
+  });
+
+  test.serial('the page declares its icon: the browser asks for no /favicon.ico (a 404 on every load)', async (t) => {
+    const { context: c, watched: w } = await watchedContext(browser);
+    const pg = await c.newPage();
+    const refused: string[] = [];
+    pg.on('response', (r) => void (r.status() >= 400 && refused.push(`${r.status()} ${new URL(r.url()).pathname}`)));
+    pg.on('console', (m) => void (/Failed to load resource/.test(m.text()) && refused.push(`console: ${new URL(m.location().url).pathname}`)));
+    await pg.goto(url('sign-in'));
+    await pg.locator('main h1').waitFor();
+    await pg.waitForLoadState('networkidle');
+    await pg.waitForTimeout(300);
+    t.deepEqual(refused, []);
+    const icon = (await pg.locator('link[rel=icon]').getAttribute('href', { timeout: 1000 }).catch(() => null)) ?? 'none declared';
+    t.regex(icon, /^\/console\/assets\/favicon-[\w-]+\.svg$/);
+    const res = await fetch(`${p.url}${icon}`);
+    t.is(res.status, 200);
+    t.is(res.headers.get('content-type'), 'image/svg+xml');
+    clean(t, w);
+    await c.close();
+  });
+
+  test.serial('signing out in one tab: another tab asks to sign in with its own page as the way back, and returns there', async (t) => {
+    const { context: tabs, watched: tabsWatched } = await watchedContext(browser);
+    const one = await tabs.newPage();
+    await signIn(one, user);
+    const two = await tabs.newPage();
+    await two.goto(url('keys'));
+    await headingIs(t, two, 'API keys');
+    const keyCalls: string[] = [];
+    two.on('request', (r) => void (r.url().includes('/console/api/keys') && keyCalls.push(r.url())));
+    await one.getByRole('button', { name: 'Sign out' }).click();
+    await one.waitForURL(/sign-in/);
+
+    await two.getByRole('link', { name: 'Balance & plans' }).click();
+    await two.waitForURL(/\/console\/sign-in/);
+    await two.waitForLoadState('networkidle');
+    await headingIs(t, two, 'Sign in');
+    t.is(new URL(two.url()).searchParams.get('next'), '/console/balance', 'the page chosen, not the keys page');
+    t.deepEqual(keyCalls, [], 'no detour through the keys page');
+    await two.getByLabel('E-mail').fill(user.email);
+    await two.getByLabel('Password').fill(user.password);
+    await two.getByRole('button', { name: 'Sign in' }).click();
+    await two.waitForURL(/\/console\/balance$/);
+    await headingIs(t, two, 'Balance & plans');
+    clean(t, tabsWatched);
+    await tabs.close();
   });
 
   test.serial('signing out ends the session: the API token is refused and the console asks to sign in', async (t) => {

@@ -40,6 +40,16 @@ const signedOutListeners: Array<() => void> = [];
 export const currentSession = () => session;
 export const onSignedOut = (listener: () => void) => void signedOutListeners.push(listener);
 
+/**
+ * The session ended (signed out in another tab, expired): it is forgotten at
+ * once, before the shell is told, so no page (the sign-in page least of all)
+ * acts on the signed-in state still in memory.
+ */
+function sessionEnded(): void {
+  if (session.signedIn) session = { signedIn: false, csrf: '' };
+  signedOutListeners.forEach((l) => l());
+}
+
 export async function loadSession(): Promise<Session> {
   refreshing ??= (async () => {
     try {
@@ -79,7 +89,7 @@ async function apiToken(): Promise<string> {
   const expires = session.api ? Date.parse(session.api.expiresAt) : 0;
   if (!session.signedIn || expires - Date.now() < 60_000) await loadSession();
   if (!session.signedIn || !session.api) {
-    signedOutListeners.forEach((l) => l());
+    sessionEnded();
     throw new ApiFailure(401, 'Signed out.', 'SIGN_IN_REQUIRED', {}, null);
   }
   return session.api.token;
@@ -106,7 +116,7 @@ export async function api(path: string, init: RequestOptions = {}): Promise<Resp
       await loadSession();
       continue;
     }
-    if (res.status === 401) signedOutListeners.forEach((l) => l());
+    if (res.status === 401) sessionEnded();
     throw refusal;
   }
 }
@@ -122,7 +132,7 @@ export async function consoleApi<T>(path: string, init: RequestOptions = {}): Pr
   const res = await fetch(`/console/api${path}`, withJson(init, headers));
   if (res.status === 401) {
     const refusal = await failure(res);
-    if (refusal.code === 'SIGN_IN_REQUIRED') signedOutListeners.forEach((l) => l());
+    if (refusal.code === 'SIGN_IN_REQUIRED') sessionEnded();
     throw refusal;
   }
   if (!res.ok) throw await failure(res);

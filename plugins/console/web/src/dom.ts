@@ -89,8 +89,14 @@ export function codeBlock(title: string, code: string, labels: { copy: string; c
     h('pre', { tabindex: 0 }, h('code', {}, code)));
 }
 
-/** A button that shows it is busy while `work` runs, and cannot be pressed twice. */
+/**
+ * A button that shows it is busy while `work` runs, and cannot be pressed
+ * twice. Disabling a focused button drops focus to <body>: it gets it back
+ * unless the work moved focus on (or rebuilt the button away, and then the
+ * work itself says where focus goes, through `focusResult`).
+ */
 export async function busy<T>(button: HTMLButtonElement, work: () => Promise<T>): Promise<T> {
+  const hadFocus = document.activeElement === button;
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
   try {
@@ -98,5 +104,19 @@ export async function busy<T>(button: HTMLButtonElement, work: () => Promise<T>)
   } finally {
     button.disabled = false;
     button.removeAttribute('aria-busy');
+    const lost = document.activeElement === null || document.activeElement === document.body || document.activeElement === button;
+    if (hadFocus && button.isConnected && lost) button.focus();
   }
+}
+
+/**
+ * Moves keyboard focus to the result of an action that rebuilt the part of
+ * the page holding its button (a revoked key's row, a deleted endpoint), so
+ * it does not fall back to the start of the page. A message gets tabindex -1
+ * to take it, and is read as it does.
+ */
+export function focusResult(el: HTMLElement | null | undefined): void {
+  if (!el) return;
+  if (!el.matches('a[href], button, input, select, textarea, [tabindex]')) el.tabIndex = -1;
+  el.focus();
 }

@@ -1,5 +1,5 @@
-import { en, type Messages } from './messages-en.ts';
-import { vi } from './messages-vi.ts';
+import { en } from './messages-en.ts';
+import { formatNumber, formatSeconds, localeOf, message, type Lang, type MessageKey, type Params } from './format.ts';
 
 /**
  * Vietnamese and English: the browser's preference first, then the user's
@@ -7,11 +7,9 @@ import { vi } from './messages-vi.ts';
  * time zone; numbers in the language's style.
  */
 
-export type Lang = 'vi' | 'en';
-export type MessageKey = keyof Messages;
+export type { Lang, MessageKey };
 
 const STORAGE_KEY = 'vieneu-console-lang';
-const dictionaries: Record<Lang, Messages> = { en, vi };
 let lang: Lang = pickLanguage();
 const listeners: Array<() => void> = [];
 
@@ -44,21 +42,15 @@ export function setLang(next: Lang): void {
 
 export const onLangChange = (listener: () => void) => void listeners.push(listener);
 
-/** The message in the current language, with `{name}` placeholders filled. */
-export function t(key: MessageKey, params: Record<string, string | number> = {}): string {
-  const text = dictionaries[lang][key] ?? en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
-}
+/** The message in the current language, with its placeholders (and plural forms, format.ts) filled. */
+export const t = (key: MessageKey, params: Params = {}): string => message(lang, key, params);
 
 /** true for a key the messages have (for names built from API values, such as a status). */
 export const hasMessage = (key: string): key is MessageKey => key in en;
 
-const locale = () => (lang === 'vi' ? 'vi-VN' : 'en-GB');
+const locale = () => localeOf(lang);
 
-export function fmtNumber(n: number | null | undefined, digits = 0): string {
-  if (n === null || n === undefined || Number.isNaN(n)) return '—';
-  return new Intl.NumberFormat(locale(), { maximumFractionDigits: digits }).format(n);
-}
+export const fmtNumber = (n: number | null | undefined, digits = 0): string => formatNumber(lang, n, digits);
 
 /** An instant in the user's local time, with the zone named. */
 export function fmtDateTime(iso: string | null | undefined): string {
@@ -72,11 +64,6 @@ export function fmtDay(day: string): string {
   return new Intl.DateTimeFormat(locale(), { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${day}T00:00:00Z`));
 }
 
-export function fmtSeconds(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined) return '—';
-  if (seconds < 60) return `${fmtNumber(seconds, 1)} s`;
-  const m = Math.floor(seconds / 60);
-  return `${m} min ${fmtNumber(seconds - m * 60, 0)} s`;
-}
+export const fmtSeconds = (seconds: number | null | undefined): string => formatSeconds(lang, seconds);
 
 export const timeZoneName = () => Intl.DateTimeFormat().resolvedOptions().timeZone;

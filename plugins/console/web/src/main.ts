@@ -2,7 +2,7 @@ import './styles.css';
 import { ApiFailure, api, consoleApi, currentSession, loadSession, onSignedOut, optionalJson } from './api.ts';
 import { h, notice, replace } from './dom.ts';
 import { currentLang, onLangChange, setLang, t, type MessageKey } from './i18n.ts';
-import { currentRoute, href, navigate, startRouter, type Route } from './router.ts';
+import { currentRoute, here, href, navigate, returnAddress, startRouter, type Route } from './router.ts';
 import type { Cleanup, PageModule } from './page.ts';
 
 /**
@@ -82,11 +82,14 @@ async function render(): Promise<void> {
   cleanup?.();
   cleanup = undefined;
   const route = currentRoute();
+  // The sign-in page is left only for a live session: the one in memory may have ended in another tab.
+  if (route.name === 'sign-in' && currentSession().signedIn) await loadSession().catch(() => undefined);
   const session = currentSession();
   if (session.signedIn && !probed) await probeOptional();
   if (ticket !== rendering) return;
-  if (!session.signedIn && route.name !== 'sign-in') return navigate(`sign-in?next=${encodeURIComponent(location.pathname)}`, true);
-  if (session.signedIn && (route.name === 'sign-in' || route.name === '')) return navigate('keys', true);
+  if (!session.signedIn && route.name !== 'sign-in') return navigate(`sign-in?next=${encodeURIComponent(here())}`, true);
+  if (session.signedIn && route.name === 'sign-in') return navigate(returnAddress(route) ?? 'keys', true);
+  if (session.signedIn && route.name === '') return navigate('keys', true);
   const item = NAV.find((n) => n.name === route.name);
   if (item?.optional && available.get(item.name) === false) return navigate('keys', true);
   replace(app, shell(route));
@@ -124,7 +127,7 @@ async function boot(): Promise<void> {
   startRouter(() => void render());
   onLangChange(() => void render());
   onSignedOut(() => {
-    if (currentRoute().name !== 'sign-in') navigate(`sign-in?next=${encodeURIComponent(location.pathname)}`, true);
+    if (currentRoute().name !== 'sign-in') navigate(`sign-in?next=${encodeURIComponent(here())}`, true);
   });
   await loadSession();
   await render();

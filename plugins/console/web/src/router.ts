@@ -22,6 +22,15 @@ export function currentRoute(): Route {
 
 export const href = (path: string) => `${BASE}/${path.replace(/^\//, '')}`;
 
+/** The address of this page, to come back to after signing in (`sign-in?next=`). */
+export const here = () => location.pathname + location.search;
+
+/** Where signing in leads: the `next` the sign-in page was given, when it is one of the console's own pages. */
+export function returnAddress(route: Route): string | null {
+  const next = route.query.get('next');
+  return next && next.startsWith(`${BASE}/`) && !next.startsWith(`${BASE}/sign-in`) ? next : null;
+}
+
 let onNavigate: () => void = () => undefined;
 
 export function startRouter(render: () => void): void {

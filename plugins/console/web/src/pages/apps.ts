@@ -1,5 +1,5 @@
 import { ApiFailure, optionalJson } from '../api.ts';
-import { announce, busy, h, notice, replace } from '../dom.ts';
+import { busy, focusResult, h, notice, replace } from '../dom.ts';
 import { fmtDateTime, t, timeZoneName } from '../i18n.ts';
 
 /**
@@ -33,10 +33,11 @@ export async function render(root: HTMLElement): Promise<void> {
           void busy(disconnect, async () => {
             try {
               await optionalJson(`/oauth/connections/${encodeURIComponent(app.clientId)}`, { method: 'DELETE', headers: { 'x-csrf-token': answer.csrf } });
-              const text = t('apps.disconnected', { name: app.clientName });
-              replace(messages, notice('success', text));
-              announce(text);
+              const done = notice('success', t('apps.disconnected', { name: app.clientName }));
+              replace(messages, done);
               await refresh();
+              // Its row, and the button, are gone: the message takes focus (and is read as it does).
+              focusResult(done);
             } catch (err) {
               replace(messages, notice('error', err instanceof ApiFailure ? err.message : String(err)));
             }

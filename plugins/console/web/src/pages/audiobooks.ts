@@ -1,6 +1,6 @@
 import { ApiFailure, apiJson } from '../api.ts';
 import { announce, h, notice, replace } from '../dom.ts';
-import { fmtDateTime, fmtNumber, fmtSeconds, hasMessage, t } from '../i18n.ts';
+import { fmtDateTime, fmtSeconds, hasMessage, t } from '../i18n.ts';
 import { href, type Route } from '../router.ts';
 import type { Cleanup } from '../page.ts';
 
@@ -85,7 +85,7 @@ async function renderBook(root: HTMLElement, id: string): Promise<Cleanup> {
       h('p', {}, h('span', { class: 'badge' }, statusLabel(book.status)), book.waitingReason ? ` ${t('books.waiting', { reason: book.waitingReason })}` : '', book.error ? h('span', { class: 'error-text' }, ` ${book.error}`) : null),
       h('div', { class: 'meter-row' }, h('progress', { max: 100, value: share, 'aria-label': t('books.progress') }),
         h('span', {}, t('books.chaptersDone', { done: book.totals.completedChapters, total: book.totals.chapters }))),
-      h('p', { class: 'hint' }, t('books.totals', { chars: fmtNumber(book.totals.characters), charged: fmtNumber(book.totals.tokensCharged), estimated: fmtNumber(book.totals.estimatedTokens), created: fmtDateTime(book.createdAt) })),
+      h('p', { class: 'hint' }, t('books.totals', { chars: book.totals.characters, charged: book.totals.tokensCharged, estimated: book.totals.estimatedTokens, created: fmtDateTime(book.createdAt) })),
       h('ol', { class: 'chapters' }, (book.chapters ?? []).map(chapterItem)));
     if (completed >= 0 && book.totals.completedChapters > completed) announce(t('books.chapterDone', { done: book.totals.completedChapters, total: book.totals.chapters }));
     completed = book.totals.completedChapters;

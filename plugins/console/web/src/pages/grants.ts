@@ -51,5 +51,5 @@ export function meter(label: string, left: number, total: number): HTMLElement {
   const value = total > 0 ? Math.max(0, Math.min(total, left)) : 0;
   return h('div', { class: 'meter-row' },
     h('meter', { min: 0, max: Math.max(1, total), value, 'aria-label': label }),
-    h('span', {}, t('balance.left', { remaining: fmtNumber(left), total: fmtNumber(total) })));
+    h('span', {}, t('balance.left', { remaining: left, total })));
 }

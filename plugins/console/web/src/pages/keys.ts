@@ -1,6 +1,6 @@
 import { ApiFailure, consoleApi } from '../api.ts';
-import { announce, busy, codeBlock, field, h, notice, replace } from '../dom.ts';
-import { fmtDateTime, fmtNumber, t, timeZoneName } from '../i18n.ts';
+import { announce, busy, codeBlock, field, focusResult, h, notice, replace } from '../dom.ts';
+import { fmtDateTime, t, timeZoneName } from '../i18n.ts';
 import { planName, type GrantEntry } from './grants.ts';
 
 /**
@@ -59,9 +59,12 @@ export async function render(root: HTMLElement): Promise<void> {
   const body = h('div', {});
   root.append(h('h1', { tabindex: -1 }, t('keys.title')), h('p', { class: 'lead' }, t('keys.intro')), messages, created, body);
 
-  const show = (kind: 'error' | 'success' | 'info', text: string) => {
-    replace(messages, notice(kind, text));
-    if (kind !== 'error') announce(text);
+  /** `focus`: after an action that rebuilt its own button away, the message takes focus (and is read as it does). */
+  const show = (kind: 'error' | 'success' | 'info', text: string, focus = false) => {
+    const box = notice(kind, text);
+    replace(messages, box);
+    if (focus) focusResult(box);
+    else if (kind !== 'error') announce(text);
   };
 
   async function refresh(): Promise<void> {
@@ -76,7 +79,7 @@ export async function render(root: HTMLElement): Promise<void> {
       try {
         await consoleApi('/trial', { method: 'POST' });
         await refresh();
-        show('success', t('keys.trialStarted'));
+        show('success', t('keys.trialStarted'), true);
       } catch (err) {
         show('error', keyRefusal(err, view));
       }
@@ -96,7 +99,7 @@ export async function render(root: HTMLElement): Promise<void> {
       h('option', { value: 'live' }, t('keys.kindLive')),
       h('option', { value: 'test' }, t('keys.kindTest')));
     const grant = h('select', {}, view.activeGrants.slice().reverse().map((g) =>
-      h('option', { value: g.grantId }, `${planName(g)} — ${t('balance.left', { remaining: fmtNumber(g.remainingTokens), total: fmtNumber(g.totalTokens) })}`)));
+      h('option', { value: g.grantId }, `${planName(g)} — ${t('balance.left', { remaining: g.remainingTokens, total: g.totalTokens })}`)));
     const submit = h('button', { type: 'submit', disabled: atLimit || noGrant }, t('keys.submit'));
     const form = h('form', { class: 'card', 'aria-labelledby': 'create-key' },
       h('h2', { id: 'create-key' }, t('keys.create')),
@@ -158,7 +161,7 @@ export async function render(root: HTMLElement): Promise<void> {
         try {
           await consoleApi(`/keys/${encodeURIComponent(key.id)}`, { method: 'DELETE' });
           await refresh();
-          show('success', t('keys.revoked', { prefix: key.prefix }));
+          show('success', t('keys.revoked', { prefix: key.prefix }), true);
         } catch (err) {
           show('error', keyRefusal(err));
         }

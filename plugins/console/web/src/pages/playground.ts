@@ -30,15 +30,21 @@ const STREAMED: Format[] = ['wav', 'pcm', 'ulaw'];
 const MAX_CHARS = 50_000;
 const MIME: Record<Format, string> = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', pcm: 'application/octet-stream', ulaw: 'audio/basic' };
 
+/**
+ * The console's sentence for a refusal it knows. The API's own text is left
+ * out: it is English, and it speaks to a key's owner ("the grant behind this
+ * key"), while the console's user sent no key.
+ */
 export function speakRefusal(err: unknown): string {
   if (!(err instanceof ApiFailure)) return (err as Error).name === 'AbortError' ? t('playground.stopped') : t('common.error', { message: (err as Error).message });
   const known: Record<string, Parameters<typeof t>[0]> = {
     STREAM_CONCURRENCY: 'playground.streamLimit', STREAM_BUSY: 'playground.streamBusy', GRANT_TOKENS_EXHAUSTED: 'playground.noTokens',
     GRANT_INACTIVE: 'playground.noPlan', GRANT_EXPIRED: 'playground.noPlan', GRANT_DAILY_LIMIT: 'playground.dailyCap', GRANT_WEEKLY_LIMIT: 'playground.weeklyCap',
-    insufficient_quota: 'playground.noTokens', rate_limit_exceeded: 'playground.rateLimited', RATE_LIMITED: 'playground.rateLimited',
+    // POST /audio/speech's compatible refusal does not tell a spent plan from none at all.
+    insufficient_quota: 'playground.noPlan', rate_limit_exceeded: 'playground.rateLimited', RATE_LIMITED: 'playground.rateLimited',
   };
   const key = err.code ? known[err.code] : undefined;
-  return key ? `${t(key)} (${err.message})` : t('common.error', { message: err.message });
+  return key ? t(key) : t('common.error', { message: err.message });
 }
 
 export async function render(root: HTMLElement): Promise<Cleanup> {
@@ -67,7 +73,7 @@ export async function render(root: HTMLElement): Promise<Cleanup> {
   const preview = h('button', { type: 'button', class: 'secondary small' });
   const sampleText = () => t('playground.sample');
   const price = (s: string) => priceTokens({ characters: countCharacters(s), engineMultiplier: engine.billingMultiplier, globalMultiplier: engines.globalMultiplier, aiRefine: false, aiRefineSurchargePerChar: 0 });
-  preview.textContent = t('playground.preview', { tokens: fmtNumber(price(sampleText())) });
+  preview.textContent = t('playground.preview', { tokens: price(sampleText()) });
 
   const cueButtons = tags.cueTags.map((tag) => {
     const b = h('button', { type: 'button', class: 'secondary small', 'aria-label': t('playground.insertTag', { tag }) }, tag);
@@ -87,7 +93,7 @@ export async function render(root: HTMLElement): Promise<Cleanup> {
   function update(): void {
     const chars = countCharacters(text.value);
     estimate.textContent = chars > MAX_CHARS ? t('playground.tooLong', { max: fmtNumber(MAX_CHARS) })
-      : t('playground.estimate', { tokens: fmtNumber(price(text.value)), chars: fmtNumber(chars), multiplier: `${engine.billingMultiplier} × ${engines.globalMultiplier}` });
+      : t('playground.estimate', { tokens: price(text.value), chars, multiplier: `${engine.billingMultiplier} × ${engines.globalMultiplier}` });
     const fixed = FIXED_RATE[format.value as Format];
     rate.disabled = fixed !== undefined;
     if (fixed) rate.value = String(fixed);

@@ -1,7 +1,8 @@
 import { ApiFailure, consoleApi, currentSession, loadSession, setSession, type Session } from '../api.ts';
 import { busy, field, h, notice } from '../dom.ts';
+import { lockMinutes } from '../format.ts';
 import { t } from '../i18n.ts';
-import { navigate, type Route } from '../router.ts';
+import { navigate, returnAddress, type Route } from '../router.ts';
 
 /** Signing in with the platform's users: same passwords, lockout and CSRF protection as the OAuth sign-in. */
 
@@ -11,7 +12,7 @@ export function signInMessage(err: unknown): string {
     case 'SIGN_IN_FAILED':
       return t('signin.failed');
     case 'SIGN_IN_LOCKED':
-      return t('signin.locked', { minutes: Math.max(1, Math.ceil((err.retryAfterSeconds ?? 60) / 60)) });
+      return t('signin.locked', { minutes: lockMinutes(err.retryAfterSeconds) });
     case 'SIGN_IN_RATE_LIMITED':
       return t('signin.limited', { seconds: err.retryAfterSeconds ?? 60 });
     case 'CSRF_FAILED':
@@ -46,8 +47,7 @@ export async function render(root: HTMLElement, route: Route): Promise<void> {
       try {
         const session = await consoleApi<Session>('/sign-in', { method: 'POST', json: { email: email.value, password: password.value } });
         setSession(session);
-        const next = route.query.get('next');
-        navigate(next && next.startsWith('/console/') && !next.startsWith('/console/sign-in') ? next : 'keys', true);
+        navigate(returnAddress(route) ?? 'keys', true);
       } catch (err) {
         // A refused form may have been stale: the next try gets a fresh CSRF token.
         await loadSession().catch(() => undefined);

@@ -26,7 +26,15 @@ interface Usage {
 const MAX_DAYS = 92;
 const DAY_MS = 86_400_000;
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const validDay = (v: string | null): v is string => !!v && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
+/** A real calendar day: Date.parse takes 2026-02-30 as 2 March, the API refuses it. */
+const validDay = (v: string | null): v is string => !!v && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && utcDay(Date.parse(`${v}T00:00:00Z`)) === v;
+
+/** What is wrong with a range of days, in the console's words (the form's and a link's alike); null when nothing is. */
+function rangeProblem(from: string | null, to: string | null): string | null {
+  if (!validDay(from) || !validDay(to) || from > to) return t('usage.badRange');
+  if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_DAYS) return t('usage.tooLong', { days: MAX_DAYS });
+  return null;
+}
 
 interface Column<R> {
   key: keyof R & string;
@@ -83,24 +91,29 @@ export async function render(root: HTMLElement, route: Route): Promise<Cleanup> 
     formMessage);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const f = fromInput.value;
-    const l = toInput.value;
-    if (!validDay(f) || !validDay(l) || f > l) return replace(formMessage, notice('error', t('usage.badRange')));
-    if ((Date.parse(l) - Date.parse(f)) / DAY_MS + 1 > MAX_DAYS) return replace(formMessage, notice('error', t('usage.tooLong', { days: MAX_DAYS })));
-    show(f, l);
+    const problem = rangeProblem(fromInput.value, toInput.value);
+    if (problem) return replace(formMessage, notice('error', problem));
+    show(fromInput.value, toInput.value);
   });
 
   const results = h('div', { 'aria-live': 'polite', 'aria-busy': 'true' }, h('p', { class: 'loading' }, t('common.loading')));
   root.append(h('h1', { tabindex: -1 }, t('usage.title')), h('p', { class: 'lead' }, t('usage.intro')), form, results);
 
+  // A link (or a hand-edited address) can ask for a range the form would refuse: it gets the form's sentence, not the API's.
+  const asked = (name: 'from' | 'to', shown: string) => (route.query.has(name) ? route.query.get(name) : shown);
+  const problem = rangeProblem(asked('from', from), asked('to', to));
   const query = new URLSearchParams({ scope: 'account', from: `${from}T00:00:00.000Z`, to: new Date(Date.parse(`${to}T00:00:00Z`) + DAY_MS).toISOString() });
+  const fail = (text: string): Cleanup => {
+    replace(results, notice('error', text));
+    results.setAttribute('aria-busy', 'false');
+    return () => undefined;
+  };
+  if (problem) return fail(problem);
   let usage: Usage;
   try {
     usage = await apiJson<Usage>(`/usage?${query}`);
   } catch (err) {
-    replace(results, notice('error', err instanceof ApiFailure ? err.message : String(err)));
-    results.setAttribute('aria-busy', 'false');
-    return () => undefined;
+    return fail(err instanceof ApiFailure ? t('common.error', { message: err.message }) : String(err));
   }
 
   const totals = usage.totals;
@@ -109,12 +122,12 @@ export async function render(root: HTMLElement, route: Route): Promise<Cleanup> 
   const byDay = new Map(usage.byDay.map((d) => [d.day, d]));
   const perDay = (f: (d: Usage['byDay'][number]) => number | null) => days.map((d) => (byDay.has(d) ? f(byDay.get(d)!) : 0));
   const latency = days.map((d) => byDay.get(d)?.avgGenMs ?? null);
-  const requestsChart = dayChart(t('usage.chartRequests'), t('usage.chartRequestsSummary', { requests: fmtNumber(totals.requests), days: days.length }), days, [
+  const requestsChart = dayChart(t('usage.chartRequests'), t('usage.chartRequestsSummary', { requests: totals.requests, days: days.length }), days, [
     { label: t('usage.ok'), values: perDay((d) => d.ok), color: '#1f7a4d' },
     { label: t('usage.denied'), values: perDay((d) => d.denied), color: '#b26a00' },
     { label: t('usage.errors'), values: perDay((d) => d.error), color: '#b3261e' },
   ]);
-  const tokensChart = dayChart(t('usage.chartTokens'), t('usage.chartTokensSummary', { tokens: fmtNumber(totals.tokenCost), days: days.length }), days, [
+  const tokensChart = dayChart(t('usage.chartTokens'), t('usage.chartTokensSummary', { tokens: totals.tokenCost, days: days.length }), days, [
     { label: t('usage.tokens'), values: perDay((d) => d.tokenCost), color: '#2457a6', bars: true },
   ]);
   const latencyChart = dayChart(t('usage.chartLatency'), t('usage.chartLatencySummary', { p95: fmtNumber(totals.p95GenMs) }), days, [

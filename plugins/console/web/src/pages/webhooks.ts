@@ -1,5 +1,5 @@
 import { ApiFailure, apiJson, consoleApi } from '../api.ts';
-import { announce, busy, codeBlock, field, h, notice, replace } from '../dom.ts';
+import { announce, busy, codeBlock, field, focusResult, h, notice, replace } from '../dom.ts';
 import { fmtDateTime, fmtNumber, t, timeZoneName } from '../i18n.ts';
 
 /**
@@ -36,32 +36,51 @@ interface Delivery {
 const EVENTS = ['tts.job.completed', 'tts.job.failed'];
 const ERRORS = ['http_4xx', 'http_5xx', 'redirect_refused', 'connect_timeout', 'response_timeout', 'connection_refused', 'dns_failure', 'tls_failure', 'blocked_private_address', 'endpoint_unavailable', 'audio_not_uploaded'];
 
-const refusal = (err: unknown) => (err instanceof ApiFailure ? err.message : (err as Error).message);
+/** The API's refusal, in the console's words where it has them (the API calls a paused endpoint "disabled"). */
+function refusal(err: unknown): string {
+  if (!(err instanceof ApiFailure)) return (err as Error).message;
+  return err.code === 'WEBHOOK_DISABLED' ? t('webhooks.testPaused') : err.message;
+}
 
 export async function render(root: HTMLElement): Promise<void> {
   const messages = h('div', {});
   const secretBox = h('div', {});
   const list = h('div', {});
   const labels = { copy: t('common.copy'), copied: t('common.copied') };
-  const say = (kind: 'error' | 'success', text: string) => {
-    replace(messages, notice(kind, text));
-    if (kind === 'success') announce(text);
+  /** `focus`: after an action that took its own button away (a deleted endpoint), the message takes focus and is read as it does. */
+  const say = (kind: 'error' | 'success', text: string, focus = false) => {
+    const box = notice(kind, text);
+    replace(messages, box);
+    if (focus) focusResult(box);
+    else if (kind === 'success') announce(text);
+  };
+  /** the endpoint whose new secret is shown: once it is deleted, the secret is of no use and goes too */
+  let secretOf: string | null = null;
+  const hideSecret = () => {
+    secretOf = null;
+    replace(secretBox);
   };
 
-  function showSecret(title: string, secret: string, extra?: string): void {
+  function showSecret(endpointId: string, title: string, secret: string, extra?: string): void {
     const heading = h('h2', { tabindex: -1, id: 'secret-heading' }, title);
     const done = h('button', { type: 'button', class: 'secondary' }, t('webhooks.secretDone'));
-    done.addEventListener('click', () => replace(secretBox));
+    done.addEventListener('click', hideSecret);
+    secretOf = endpointId;
     replace(secretBox, h('section', { class: 'card highlight', 'aria-labelledby': 'secret-heading' },
       heading, notice('info', t('webhooks.secretOnce')), codeBlock(t('webhooks.secret'), secret, labels), extra ? h('p', {}, extra) : null, done));
     heading.focus();
   }
 
   const keys = await consoleApi<{ keys: Array<{ id: string; prefix: string; name: string | null; revokedAt: string | null }> }>('/keys').catch(() => ({ keys: [] }));
+  // A key as the keys page shows it (name and prefix), never by its internal id, unless it cannot be found.
+  const keyLabel = (id: string) => {
+    const key = keys.keys.find((k) => k.id === id);
+    return key ? `${key.name ?? t('keys.unnamed')} (${key.prefix}…)` : id;
+  };
   const url = h('input', { type: 'url', required: true, placeholder: 'https://example.com/hooks/vieneu', maxlength: 2048 });
   const description = h('input', { type: 'text', maxlength: 500 });
   const keyFilter = h('select', {}, h('option', { value: '' }, t('webhooks.allKeys')),
-    keys.keys.filter((k) => !k.revokedAt).map((k) => h('option', { value: k.id }, `${k.name ?? t('keys.unnamed')} (${k.prefix}…)`)));
+    keys.keys.filter((k) => !k.revokedAt).map((k) => h('option', { value: k.id }, keyLabel(k.id))));
   const events = EVENTS.map((e) => h('input', { type: 'checkbox', value: e, checked: true, id: `ev-${e}` }));
   const create = h('button', { type: 'submit' }, t('webhooks.create'));
   const form = h('form', { class: 'card', 'aria-labelledby': 'new-endpoint' },
@@ -80,7 +99,7 @@ export async function render(root: HTMLElement): Promise<void> {
         form.reset();
         events.forEach((e) => (e.checked = true));
         replace(messages);
-        showSecret(t('webhooks.created', { url: made.url }), made.secret);
+        showSecret(made.id, t('webhooks.created', { url: made.url }), made.secret);
         await refresh();
       } catch (err) {
         say('error', refusal(err));
@@ -105,8 +124,8 @@ export async function render(root: HTMLElement): Promise<void> {
   function endpointCard(e: Endpoint): HTMLElement {
     const headingId = `ep-${e.id}`;
     const deliveries = h('div', { class: 'delivery-list', 'aria-live': 'polite' });
-    const action = (label: string, className: string, run: () => Promise<void>, aria?: string) => {
-      const b = h('button', { type: 'button', class: `${className} small`, 'aria-label': aria ?? null }, label);
+    const action = (label: string, className: string, run: () => Promise<void>, aria?: string, name?: string) => {
+      const b = h('button', { type: 'button', class: `${className} small`, 'aria-label': aria ?? null, 'data-action': name ?? null }, label);
       b.addEventListener('click', () => void busy(b, async () => {
         try {
           await run();
@@ -121,7 +140,7 @@ export async function render(root: HTMLElement): Promise<void> {
     return h('article', { class: `card endpoint${paused ? ' muted' : ''}`, 'aria-labelledby': headingId, 'data-endpoint-id': e.id },
       h('h3', { id: headingId }, h('code', {}, e.url), ' ', h('span', { class: 'badge' }, paused ? t('webhooks.paused') : t('webhooks.enabled'))),
       e.description ? h('p', {}, e.description) : null,
-      h('p', { class: 'hint' }, t('webhooks.meta', { events: e.events.join(', '), secret: `${e.secretPrefix}…`, created: fmtDateTime(e.createdAt) }), e.apiKeyId ? ` ${t('webhooks.onlyKey', { key: e.apiKeyId })}` : ''),
+      h('p', { class: 'hint' }, t('webhooks.meta', { events: e.events.join(', '), secret: `${e.secretPrefix}…`, created: fmtDateTime(e.createdAt) }), e.apiKeyId ? ` ${t('webhooks.onlyKey', { key: keyLabel(e.apiKeyId) })}` : ''),
       h('div', { class: 'actions' },
         action(t('webhooks.test'), 'secondary', async () => {
           await apiJson(`/webhooks/${e.id}/test`, { method: 'POST' });
@@ -134,11 +153,13 @@ export async function render(root: HTMLElement): Promise<void> {
           await apiJson(`/webhooks/${e.id}/${paused ? 'enable' : 'disable'}`, { method: 'POST' });
           await refresh();
           say('success', paused ? t('webhooks.resumed') : t('webhooks.pausedNow'));
-        }, `${paused ? t('webhooks.resume') : t('webhooks.pause')} ${e.url}`),
+          // The card is rebuilt: focus goes to its new Resume (or Pause) button, where the keyboard was.
+          focusResult(list.querySelector<HTMLElement>(`[data-endpoint-id="${CSS.escape(e.id)}"] [data-action=toggle]`));
+        }, `${paused ? t('webhooks.resume') : t('webhooks.pause')} ${e.url}`, 'toggle'),
         action(t('webhooks.rotate'), 'secondary', async () => {
           if (!window.confirm(t('webhooks.rotateConfirm'))) return;
           const r = await apiJson<{ secret: string; previousSecretExpiresAt: string }>(`/webhooks/${e.id}/rotate-secret`, { method: 'POST' });
-          showSecret(t('webhooks.rotated'), r.secret, t('webhooks.previousUntil', { when: fmtDateTime(r.previousSecretExpiresAt) }));
+          showSecret(e.id, t('webhooks.rotated'), r.secret, t('webhooks.previousUntil', { when: fmtDateTime(r.previousSecretExpiresAt) }));
           await refresh();
         }, `${t('webhooks.rotate')} ${e.url}`),
         action(t('webhooks.deliveries'), 'secondary', loadDeliveries, `${t('webhooks.deliveries')} ${e.url}`),
@@ -146,13 +167,14 @@ export async function render(root: HTMLElement): Promise<void> {
           if (!window.confirm(t('webhooks.deleteConfirm', { url: e.url }))) return;
           await apiJson(`/webhooks/${e.id}`, { method: 'DELETE' });
           await refresh();
-          say('success', t('webhooks.deleted'));
+          say('success', t('webhooks.deleted'), true);
         }, `${t('webhooks.delete')} ${e.url}`)),
       deliveries);
   }
 
   async function refresh(): Promise<void> {
     const endpoints = await apiJson<Endpoint[]>('/webhooks');
+    if (secretOf && !endpoints.some((e) => e.id === secretOf)) hideSecret();
     replace(list, h('h2', {}, t('webhooks.list')),
       endpoints.length === 0 ? h('p', {}, t('webhooks.empty')) : endpoints.map(endpointCard));
   }
