@@ -96,7 +96,8 @@ export function createAudiobookService(deps: RouteDeps) {
         const code = book.status === 'draft' ? 'book_not_started' : 'book_finished';
         throw new DomainError('conflict', `The book is ${book.status}; only a queued or rendering book can be cancelled.`, { code, extra: { status: book.status } });
       }
-      const cancelled = await store.updateBook(book.id, { status: 'cancelled', waitingReason: null }, { status: STARTED });
+      // A book that waited on its plans' limits keeps no quota message: it is stopped, and a start weighs it afresh.
+      const cancelled = await store.updateBook(book.id, { status: 'cancelled', waitingReason: null, ...(book.waitingReason === 'quota' ? { error: null } : {}) }, { status: STARTED });
       if (!cancelled) return this.cancel(bookId, auth);
       await store.updateChapters(book.id, { status: 'cancelled', retryAt: null }, { status: ['pending'] });
       return view(cancelled, auth);

@@ -302,6 +302,24 @@ test.serial('a chapter making no progress for the stall time counts as a failure
   t.like(await ledgerOf(acct.grantId, 2 * price, price), { balanced: true });
 });
 
+test.serial('a book cancelled while it waits on quota keeps no stale quota message (SPEC Audiobook: waitingReason and error describe the book now)', async (t) => {
+  const s1 = [{ text: prose('Iota một', 2) }];
+  const s2 = [{ text: prose('Iota hai', 2) }];
+  const [p1, p2] = [chapterPrice('Một', s1), chapterPrice('Hai', s2)];
+  const acct = await p.bootstrap({ grant: { totalTokens: 100_000, dailyCap: p1 + p2 - 1 } });
+  const book = await createBook(p, acct.apiKey);
+  await addChapter(p, acct.apiKey, book.id, 'Một', s1);
+  await addChapter(p, acct.apiKey, book.id, 'Hai', s2);
+  t.is((await start(acct.apiKey, book.id)).status, 200);
+  const waiting = await waitFor(async () => {
+    const b = await getBook(p, acct.apiKey, book.id);
+    return b.waitingReason === 'quota' ? b : null;
+  }, { timeoutMs: 30_000, intervalMs: 100, what: 'the book to wait on quota' });
+  t.truthy(waiting.error, 'while it waits, the error says why');
+  const cancelled = await call(p, acct.apiKey, 'POST', `/audiobooks/${book.id}/cancel`);
+  t.like(cancelled.body, { status: 'cancelled', waitingReason: null, error: null });
+});
+
 test.serial('quota: a book waits on its plan\'s daily cap (retried automatically) and goes on when a grant can pay', async (t) => {
   const s1 = [{ text: prose('Theta một', 2) }];
   const s2 = [{ text: prose('Theta hai', 2) }];
