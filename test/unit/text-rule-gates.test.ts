@@ -16,6 +16,10 @@ const PIECES = [
   'mã ', 'Mã OTP: ', 'mật khẩu ', 'PIN ', '482915', 'Mã OTP: 482915', 'mã 5678', '8-10h', ' 14 - 16h', '27-28/6', '12, 13 và 14/6', '30/4-1/5', '5tr-7tr', '35°C-37°C',
   '200.000đ - 300.000đ', '1tr2', '2tr990k', ' tr', 'thắng ', 'Kết quả: ', 'Hà Nội ', '3-1', ' HAGL', 'Q1/2024', 'Q3.2023',
   'Chương IV', 'Nghị định ', '100/2019/NĐ-CP', 'ngõ ', 'Hẻm 123/45/6', 'đường ', 'Sáng nay (', 'kể từ ', 'từ ', ' âm lịch', '(hiệp 1: ',
+  // Heights, arithmetic, slashed units, dot dates, per-unit words, signs, phones, versions, teencode, am/pm, names.
+  '1m7', '2m5', '5x20m', ' x ', 'x', '10 - 3 = 7', '6 : 2 = 3', '0x1F', '140/90mmHg', ' tỷ ', 'triệu ', 'Sáng 15.6', '15.6', 'đồng/lượng',
+  '/người/tháng', '/cp', '(+1,02%)', ' +15', '(+84) ', '912 345 678', '1900 54 54 54', 'gọi ', 'Tổng đài ', '113', '114, 115', '17.4.1', 'v1.2.3',
+  ' ko', ' dc', ' j', ' r', 'ng ', ' vs ', 'mn', '10am', '2pm', ' AM', 'a.m.', '7g30', 'Napoleon ', 'III', 'Louis XIV', 'Type ', 'thế giới II',
   ...Object.keys(CURRENCY_BEFORE), ...Object.keys(CURRENCY_AFTER), ...Object.keys(UNITS), ...Object.keys(SCALE_SUFFIXES), ...Object.keys(ABBREVIATIONS),
 ];
 

@@ -10,8 +10,8 @@ import { capCombiningRuns, stripZeroWidth, ZERO_WIDTH_GATE } from './unicode.ts'
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
-  readCodes, readPerUnit, readScaleSuffixes, readUnitRanges, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
-  ABBREVIATION_GATE, CODE_GATE, CURRENCY_GATE, DATE_GATE, PER_UNIT_GATE, UNIT_GATE, UNIT_RANGE_GATE,
+  readCodes, readPerUnit, readTeencode, readVersions, readArithmetic, readScaleSuffixes, readUnitRanges, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
+  ABBREVIATION_GATE, ARITHMETIC_GATE, CODE_GATE, TEENCODE_GATE, VERSION_GATE, CURRENCY_GATE, DATE_GATE, PER_UNIT_GATE, UNIT_GATE, UNIT_RANGE_GATE,
 } from './rules.ts';
 
 export interface PreparedText {
@@ -61,13 +61,20 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   // A run longer than MAX_NUMBER_RUN (32) is 33 or more digits, dots and commas in a row.
   { name: 'readLongNumberRuns', rule: readLongNumberRuns, gate: /[0-9.,]{33}/ },
   { name: 'expandAbbreviations', rule: expandAbbreviations, gate: ABBREVIATION_GATE },
+  // Lower-case chat words ("ko", "dc", "j"): whole words only, never after a number ("50 k").
+  { name: 'readTeencode', rule: readTeencode, gate: TEENCODE_GATE },
   // Gate inside the rule: a digit, a space, three digits.
   { name: 'joinSpacedThousands', rule: joinSpacedThousands, gate: null },
   // Before the phone and number rules: a code after "mã", "OTP", "mật khẩu" is read digit by digit.
   { name: 'readCodes', rule: readCodes, gate: CODE_GATE },
-  { name: 'readPhoneNumbers', rule: readPhoneNumbers, gate: /0\d|\+84/ },
+  // Also the emergency numbers 111 to 115 ("gọi 113").
+  { name: 'readPhoneNumbers', rule: readPhoneNumbers, gate: /0\d|\+84|11[1-5]/ },
+  // Before the date and decimal rules: "17.4.1" is a version, "10 - 3 = 7" a subtraction, "6 : 2 = 3" no ratio.
+  { name: 'readVersions', rule: readVersions, gate: VERSION_GATE },
+  { name: 'readArithmetic', rule: readArithmetic, gate: ARITHMETIC_GATE },
   { name: 'readDates', rule: readDates, gate: DATE_GATE },
-  { name: 'readTimes', rule: readTimes, gate: /\d[:h]/ },
+  // Also "10am", "8:30 AM" and the southern "7g30".
+  { name: 'readTimes', rule: readTimes, gate: /\d[:hg]|\d\s?[aApP]\.?[mM]/ },
   { name: 'readRomanNumerals', rule: readRomanNumerals, gate: / [IVXLCDM]/ },
   { name: 'readOrdinals', rule: readOrdinals, gate: /[hH][\u1ee9\u1ee8] \d/ },
   // Before separateCodeHyphens, which would drop the dash of "5tr-7tr".

@@ -70,6 +70,29 @@ export const expandAbbreviations: Rule = (text) =>
     .replace(wardRe, 'phường ');
 
 /**
+ * Teencode: "ko", "k", "hok", "khum" are "không", "dc"/"đc" "được", "j" "gì", "r" "rồi", "ng" "người", "vs" "với",
+ * "mn"/"mng" "mọi người" (espeak spelled them letter by letter). Whole words in lower case only ("K", "Ng." are
+ * initials), never after a number ("50 k" is an amount), next to a sign or inside a code or an address ("r = 5",
+ * "k-pop", "a/k/a", "đc:" is "địa chỉ"); "vs" only before a lower-case word ("Việt Nam vs Thái Lan" is versus);
+ * "j" not after "i," (indices). Left out: "kh" (also "khách hàng"), "bn" (also "bao nhiêu").
+ */
+const TEENCODE: Record<string, string> = {
+  k: 'không', ko: 'không', hok: 'không', khum: 'không', dc: 'được', 'đc': 'được', j: 'gì', r: 'rồi', ng: 'người',
+  vs: 'với', mn: 'mọi người', mng: 'mọi người',
+};
+const teencodeRe = re(String.raw`(?<![\p{L}\p{N}@/_'’&=<>+*^.-]|\p{N}\s|[=<>+*^/-]\s)(${alternation(Object.keys(TEENCODE))})(?![\p{L}\p{N}@/_'’&-]|\s?[=<>+*^(]|\.\p{L}|:)`);
+/** What readTeencode needs: one of its words after a non-letter (a gate, wider than the rule). */
+export const TEENCODE_GATE = new RegExp(String.raw`(?<![\p{L}\p{N}])(?:${alternation(Object.keys(TEENCODE))})(?![\p{L}\p{N}])`, 'u');
+const lowerWordAfter = /^\s\p{Ll}/u;
+const indexBefore = /(?:^|[^\p{L}])i\s?,\s?$/u;
+export const readTeencode: Rule = (text) =>
+  text.replace(teencodeRe, (m, word: string, offset: number, all: string) => {
+    if (word === 'vs' && !followedBy(all, offset + m.length, lowerWordAfter, 2)) return m;
+    if (word === 'j' && precededBy(all, offset, indexBefore, 4)) return m;
+    return TEENCODE[word];
+  });
+
+/**
  * "Mã OTP: 482915", "mật khẩu 123456", "Nhập mã 5678": a one-time code, PIN or password of 4 to 8 digits is typed
  * back by the listener, so it is read digit by digit. "PIN" in capitals only ("pin 5000 mAh" is a battery), and
  * never before a unit; "số 5678" (a house number) stays a cardinal. "o tê pê", "pê i nờ": as aiRefine spells them.
@@ -108,23 +131,67 @@ export const joinSpacedThousands: Rule = (text) =>
         : m);
 
 /** 0 or +84, then groups of digits; a Vietnamese number has 9 or 10 digits after the prefix. */
-const phoneRe = re(String.raw`(?<![\p{L}\p{N}+]|\p{N}[.,])(\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
+const phoneRe = re(String.raw`(?<![\p{L}\p{N}+]|\p{N}[.,])(\(\+84\)\s?|\+84[ .-]?|0)(\d{1,4}(?:[ .-]?\d{2,4}){1,3})(?!\p{N})`);
+/** "(+84) 912 345 678": the country code in parentheses, said like "+84". */
 /** "(028) 3822 1234": a landline with its area code in parentheses. */
 const landlineRe = re(String.raw`\((0\d{1,3})\)\s?(\d{3,4}[ .-]?\d{3,4})(?!\p{N})`);
 /** "1900 1234", "1800-1234", "19001234": hotlines, said digit by digit like any phone number, never as a year or a cardinal. */
-const hotlineRe = re(String.raw`(?<![\p{L}\p{N}+.,])(1[89]00)([ .-]?)(\d{4}|\d{2}[ .]\d{2}|\d{3}[ .]\d{3})(?![\p{N}]|[.,]\d)`);
+const hotlineRe = re(String.raw`(?<![\p{L}\p{N}+.,])(1[89]00)([ .-]?)(\d{2}[ .]\d{2}[ .]\d{2}|\d{3}[ .]\d{3}|\d{6}|\d{4}|\d{2}[ .]\d{2})(?![\p{N}]|[.,]\d)`);
+/**
+ * "gọi 113", "Tổng đài 113, 114, 115": the emergency numbers 111 to 115 after a word that dials them are said digit
+ * by digit ("một một ba"). Not after a bare "số" ("nhà số 113" is a house number).
+ */
+const EMERGENCY_WORDS = [
+  'gọi', 'gọi số', 'gọi ngay', 'gọi ngay số', 'gọi đến', 'gọi đến số', 'gọi tới', 'gọi tới số', 'quay số', 'bấm số',
+  'tổng đài', 'tổng đài số', 'đường dây', 'đường dây nóng', 'hotline', 'số khẩn cấp',
+];
+const emergencyWordBefore = new RegExp(`(?:^|[^\\p{L}])(?:${alternation(EMERGENCY_WORDS)})\\s?:?\\s$`, 'iu');
+const emergencyRe = re(String.raw`(?<![\p{N}.,])11[1-5](?:(?:\s?,\s?|\s(?:và|hoặc)\s)11[1-5]){0,4}(?![\p{N}]|[.,]\d)`);
 /** "1800-1900" is a range of years, not a hotline. */
 const yearLike = /^(?:1\d|20)\d{2}$/u;
 export const readPhoneNumbers: Rule = (text) =>
   text
+    .replace(emergencyRe, (list: string, offset: number, all: string) =>
+      (precededBy(all, offset, emergencyWordBefore, 24) ? list.replace(/11[1-5]/gu, (n) => readDigits(n)) : list))
     .replace(landlineRe, (_m, area: string, rest: string) => `${readDigits(area)} ${readDigits(rest.replace(/\D/g, ''))}`)
     .replace(hotlineRe, (m, head: string, sep: string, rest: string) =>
       (sep === '-' && yearLike.test(rest) ? m : `${readDigits(head)} ${readDigits(rest.replace(/\D/g, ''))}`))
     .replace(phoneRe, (m, prefix: string, rest: string) => {
       const digits = rest.replace(/\D/g, '');
       if (digits.length < 8 || digits.length > 10) return m;
-      return `${prefix.startsWith('+') ? 'cộng tám bốn' : 'không'} ${readDigits(digits)}`;
+      return `${prefix.includes('+') ? 'cộng tám bốn' : 'không'} ${readDigits(digits)}`;
     });
+
+/**
+ * "iOS 17.4.1", "v1.2.3", "mục 2.3.1", "192.168.1.1": three or four parts joined by dots are read joined by "chấm"
+ * ("phẩy" and a silent dot before). Not dotted thousands ("1.000.000": every later part three digits) and never
+ * inside a longer chain; a full date ("2.9.1945") has a four-digit year and is not matched.
+ */
+const versionRe = re(String.raw`(?<![\p{N}.,])\d{1,3}(?:\.\d{1,3}){2,3}(?![\p{N}]|[.,]\d)`);
+export const VERSION_GATE = /\d\.\d{1,3}\.\d/u;
+export const readVersions: Rule = (text) =>
+  text.replace(versionRe, (m, offset: number, all: string) => {
+    const parts = m.split('.');
+    if (parts.slice(1).every((p) => p.length === 3)) return m;
+    const lead = offset > 0 && LETTER.test(pointBefore(all, offset)) ? ' ' : '';
+    return lead + parts.map((p) => readNumberToken(p)).join(' chấm ');
+  });
+
+/**
+ * Arithmetic before "=": "10 - 3 = 7" is "mười trừ ba bằng bảy" (not a range), "6 : 2 = 3" "sáu chia hai", "5 x 4"
+ * "năm nhân bốn"; and "x" between two numbers is "nhân" anywhere ("5x20m", "1920x1080"), never from a lone 0
+ * ("0x1F" is hexadecimal) or after a letter ("H5x2"). The expression starts a run of numbers (the look-behind), so
+ * each is tried once; "+" and "=" are left to readSigns.
+ */
+const OPERATORS: Record<string, string> = { '-': 'trừ', '–': 'trừ', ':': 'chia', x: 'nhân', '×': 'nhân', '+': '+' };
+const equationRe = re(String.raw`(?<![\p{L}\p{N}.,:/\-–+×]|[\-–+×:x]\s)(?:${NUMBER_PATTERN})(?:\s?[-–:x×+]\s?(?:${NUMBER_PATTERN})){1,4}(?=\s?=\s?\d)`);
+const timesRe = re(String.raw`(?<![\p{L}\p{N}.,:/×])(${NUMBER_PATTERN})((?:\s?[x×]\s?(?:${NUMBER_PATTERN})){1,4})(?![\p{N}]|[.,]\d)`);
+const operatorRe = /(?<=\d)\s?([-–:x×+])\s?(?=\d)/gu;
+export const ARITHMETIC_GATE = /\d\s?[x×]\s?\d|\d\s?=/u;
+export const readArithmetic: Rule = (text) =>
+  text
+    .replace(equationRe, (m) => m.replace(operatorRe, (_o, op: string) => ` ${OPERATORS[op]} `))
+    .replace(timesRe, (m, first: string) => (first === '0' ? m : m.replace(operatorRe, (o, op: string) => (op === 'x' || op === '×' ? ' nhân ' : o))));
 
 const validDay = (d: number) => d >= 1 && d <= 31;
 const validMonth = (m: number) => m >= 1 && m <= 12;
@@ -301,8 +368,24 @@ const readDayLists: Rule = (text) =>
     return `${lead}${readCardinal(first)}${list} tháng ${readMonth(+mo)}`;
   });
 
+/**
+ * "Sáng 15.6,", "ngày 15.6 là": a day and month joined by a dot (a newspaper's house style) after a day word or a
+ * time word, when followed as a date is; never a zero-padded month after a time word ("sáng 9.05" may be a time).
+ * Elsewhere "15.6" stays a decimal, and "Sale 11.11" is left.
+ */
+const dotDayMonthRe = re(String.raw`(?<![\p{N}/.,\-–])(\d{1,2})\.(\d{1,2})(?![\p{N}/]|[-–.,]\d)`);
+const readDotDayMonths: Rule = (text) =>
+  text.replace(dotDayMonthRe, (m, d: string, mo: string, offset: number, all: string) => {
+    if (!validDay(+d) || !validMonth(+mo) || !followedBy(all, offset + m.length, dateFollows, WINDOW)) return m;
+    const before = all.slice(Math.max(0, offset - WINDOW), offset);
+    let lead: string | null = null;
+    if (dayWordBefore.test(before)) lead = '';
+    else if (timeWordBefore.test(before) && !mo.startsWith('0')) lead = 'ngày ';
+    return lead === null ? m : `${lead}${readCardinal(d)} tháng ${readMonth(+mo)}`;
+  });
+
 export const readDates: Rule = (text) =>
-  readDayMonths(readDayLists(readIsoDates(text)
+  readDotDayMonths(readDayMonths(readDayLists(readIsoDates(text)
     .replace(documentNumberRe, (m, n: string, y: string, slash: string | undefined, offset: number, all: string) =>
       (precededBy(all, offset, documentWordBefore, WINDOW) ? `${readCardinal(n)} năm ${readCardinal(y)}${slash ? ' ' : ''}` : m))
     .replace(quarterRe, (_m, q: string, y: string) => `quý ${readCardinal(q)} năm ${readCardinal(y)}`)
@@ -314,7 +397,7 @@ export const readDates: Rule = (text) =>
       const lead = precededBy(all, offset, /tháng\s$/iu) ? '' : 'tháng ';
       return `${lead}${readMonth(+mo)} năm ${readCardinal(y)}`;
     })
-    .replace(monthWordRe, (m, mo: string) => (validMonth(+mo) ? readMonth(+mo) : m));
+    .replace(monthWordRe, (m, mo: string) => (validMonth(+mo) ? readMonth(+mo) : m)));
 
 const clockRe = re(String.raw`(?<![\p{N}:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\p{N}:]|[.,]\d)`);
 const hourMarkRe = re(String.raw`${START}(\d{1,2})h(\d{2})?(p|ph|')?${END}`);
@@ -341,8 +424,29 @@ function readClock(h: string, m: string | undefined, s: string | undefined, minu
   return parts.join(' ');
 }
 
+/**
+ * "10am", "2pm", "8:30 AM", "10 a.m.": an hour of 1 to 12 with its half of the day, said the Vietnamese way ("mười
+ * giờ sáng", "hai giờ chiều"; noon "trưa", 6 to 11 pm "tối", 12 am "đêm"). Glued in any case, or spaced in capitals
+ * or with dots, whose last dot is left as punctuation ("có 5 am" and "am hiểu" are words).
+ */
+const meridiemRe = re(String.raw`(?<![\p{L}\p{N}:.,])(\d{1,2})(?::(\d{2}))?(?:([aApP])[mM]|\s(?:([AP])M|([ap])\.m))(?![\p{L}\p{N}])`);
+function dayPart(h: number, pm: boolean): string {
+  if (!pm) return h === 12 ? 'đêm' : 'sáng';
+  if (h === 12) return 'trưa';
+  return h <= 5 ? 'chiều' : 'tối';
+}
+/** "7g30": the southern "g" for giờ, only with its minutes ("7g" is seven grams). */
+const southernHourRe = re(String.raw`${START}(\d{1,2})g(\d{2})${END}`);
+
 export const readTimes: Rule = (text) =>
   text
+    .replace(meridiemRe, (m, h: string, mi: string | undefined, glued?: string, caps?: string, dotted?: string) => {
+      const half = (glued ?? caps ?? dotted)!.toLowerCase();
+      if (+h < 1 || +h > 12) return m;
+      const clock = readClock(h, mi, undefined, false);
+      return clock === null ? m : `${clock} ${dayPart(+h, half === 'p')}`;
+    })
+    .replace(southernHourRe, (m, h: string, mi: string) => readClock(h, mi, undefined, false) ?? m)
     .replace(ratioRe, (m, a: string, b: string, offset: number, all: string) =>
       /[.,]/u.test(b) || precededBy(all, offset, ratioWordBefore, WINDOW)
         || (precededBy(all, offset, mixWordBefore, WINDOW) && followedBy(all, offset + m.length, mixedWithAfter, 8))
@@ -469,7 +573,10 @@ export const readSigns: Rule = (text) =>
       // "2+3=5": between numbers these are arithmetic; "18+" (an age rating, "10+ năm") is the number and more.
       .replace(/(?<=\d\s?)\+(?=\s?\d)/gu, ' cộng ')
       .replace(/(?<=\d\s?)=(?=\s?\d)/gu, ' bằng ')
-      .replace(/(?<=\d)\+(?![\p{L}\p{N}+])/gu, ' cộng');
+      .replace(/(?<=\d)\+(?![\p{L}\p{N}+])/gu, ' cộng')
+      // "(+1,02%)", "hiệu số +15", "tăng +5%": a sign opening a figure; "+84" and an international number in groups
+      // ("+1 555 123 4567") are phone numbers, left to their rule.
+      .replace(/(?<=^|[\s(\[:])\+(?=\d)(?!84|\d{1,3}[ .-]\d{2})/gu, 'cộng ');
 
 const scaleAlt = alternation(Object.keys(SCALE_SUFFIXES));
 const currencyBeforeRe = re(`(${alternation(Object.keys(CURRENCY_BEFORE))})\\s?${NUM}(?:\\s?(${scaleAlt})${END})?`);
@@ -494,26 +601,45 @@ export const readCurrencies: Rule = (text) =>
 const PER_WORDS: Record<string, string> = {
   ...UNITS, giây: 'giây', phút: 'phút', giờ: 'giờ', ngày: 'ngày', tuần: 'tuần', tháng: 'tháng', quý: 'quý', năm: 'năm',
   người: 'người', lượt: 'lượt', suất: 'suất', chiếc: 'chiếc', cái: 'cái', hộp: 'hộp', gói: 'gói', chai: 'chai', lít: 'lít', tấn: 'tấn',
+  // Gold, oil and share prices, rents and orders ("đồng/lượng", "USD/ounce", "đồng/cp", "tỷ/căn", "30k/đơn").
+  lượng: 'lượng', chỉ: 'chỉ', ounce: 'ounce', thùng: 'thùng', cp: 'cổ phiếu', 'cổ phiếu': 'cổ phiếu', căn: 'căn', đơn: 'đơn',
+  viên: 'viên', lần: 'lần', đêm: 'đêm', phòng: 'phòng', khách: 'khách', hộ: 'hộ', con: 'con', bao: 'bao', vé: 'vé',
+  buổi: 'buổi', ca: 'ca', sào: 'sào', USD: 'đô la Mỹ',
 };
 /**
  * "25.000đ/kg", "3 lần/ngày", "5 triệu/tháng", "6%/năm": a slash between a counted word (right after an amount) and a
- * unit or time word is "mỗi", and the unit is read ("kg" was spelled letter by letter, the slash silent).
+ * unit or time word is "mỗi", and the unit is read ("kg" was spelled letter by letter, the slash silent). Up to two
+ * words may stand between the amount and the slash ("2,34 triệu đồng/tháng", "5 tỷ kWh/năm"), and a second slash
+ * is a second "mỗi" ("3 triệu/người/tháng"). A unit that holds its slash ("µg/m³", "mmol/L") is the unit rule's.
  * The amount is required: "ngày/tháng/năm sinh" and "và/hoặc" are left alone.
  */
-const perUnitRe = re(`(?<=\\d\\s?(?:\\p{L}{1,8}|%))\\/(${alternation(Object.keys(PER_WORDS))})${END}`);
+const PER_ALT = alternation(Object.keys(PER_WORDS));
+const perUnitRe = re(`(?<=\\d\\s?)(\\p{L}{1,8}|%)((?:\\s\\p{L}{1,8})?)\\/(${PER_ALT})(?:\\/(${PER_ALT}))?${END}`);
 export const PER_UNIT_GATE = /[\p{L}%]\//u;
-export const readPerUnit: Rule = (text) => text.replace(perUnitRe, (_m, unit: string) => ` mỗi ${PER_WORDS[unit]}`);
+export const readPerUnit: Rule = (text) =>
+  text.replace(perUnitRe, (m, word: string, second: string, unit: string, next: string | undefined) => {
+    if (second === '' && `${word}/${unit}` in UNITS) return m;
+    return `${word}${second} mỗi ${PER_WORDS[unit]}${next === undefined ? '' : ` mỗi ${PER_WORDS[next]}`}`;
+  });
 
 const percentRe = re(`(?<!\\p{N})${NUM}\\s?%`);
 export const readPercentages: Rule = (text) =>
   text.replace(percentRe, (_m, num: string) => `${readNumberToken(num)} phần trăm`);
 
-const unitRe = re(`(?<!\\p{N})${NUM}\\s?(${alternation(Object.keys(UNITS))})${END}`);
-/** What readUnits needs: a digit, maybe a space, then a unit. */
-export const UNIT_GATE = new RegExp(`\\d\\s?(?:${alternation(Object.keys(UNITS))})`, 'u');
+const UNIT_ALT = alternation(Object.keys(UNITS));
+/** "5 tỷ kWh", "1,5 tỷ m3": a unit after a scale word is read too; only units of two letters or more ("5 triệu m" is left). */
+const SCALE_WORDS = ['tỷ', 'tỉ', 'triệu', 'nghìn', 'ngàn'];
+const unitRe = re(`(?<!\\p{N})${NUM}(?:\\s(${alternation(SCALE_WORDS)})(?=\\s))?\\s?(${UNIT_ALT})${END}`);
+/** "140/90mmHg", "1/2 kg": a slashed pair before a unit, read as readFractions reads it, then the unit. */
+const slashUnitRe = re(`(?<![\\p{N}/.,])(\\d{1,4})\\/(\\d{1,4})\\s?(${UNIT_ALT})${END}`);
+/** What readUnits needs: a digit or a scale word, maybe a space, then a unit. */
+export const UNIT_GATE = new RegExp(`(?:\\d|${alternation(SCALE_WORDS)})\\s?(?:${UNIT_ALT})`, 'u');
 
-/** "1m75": a height, metres then centimetres. */
-const heightRe = re(String.raw`${START}(\d)m(\d{2})${END}`);
+/**
+ * "1m75", "1m7", "2m5": a height or a length, metres then centimetres or tenths. Never one digit 2 or 3 after the "m"
+ * ("5m2", "1m3" are square and cubic metres).
+ */
+const heightRe = re(String.raw`${START}(\d)m(\d{2}|[14-9])${END}`);
 /** "1990s": a decade ("những năm một nghìn chín trăm chín mươi"), not seconds. */
 const decadeRe = /^(?:19|20)\d0$/u;
 /** "những năm 1990s", "thập niên 1990s": the words are already there. */
@@ -522,7 +648,9 @@ const decadeWordBefore = /(?:năm|thập niên|thập kỷ|thập kỉ)\s$/iu;
 export const readUnits: Rule = (text) =>
   text
     .replace(heightRe, (_m, metres: string, cm: string) => `${readCardinal(metres)} mét ${readCardinal(cm)}`)
-    .replace(unitRe, (m, num: string, unit: string, offset: number, all: string) => {
+    .replace(slashUnitRe, (_m, a: string, b: string, unit: string) => `${readSlashPair(a, b)} ${UNITS[unit]}`)
+    .replace(unitRe, (m, num: string, scale: string | undefined, unit: string, offset: number, all: string) => {
+      if (scale !== undefined) return unit.length < 2 ? m : `${readNumberToken(num)} ${scale} ${UNITS[unit]}`;
       if (unit !== 's' || m.length !== num.length + 1 || !decadeRe.test(num)) return `${readNumberToken(num)} ${UNITS[unit]}`;
       return `${precededBy(all, offset, decadeWordBefore) ? '' : 'những năm '}${readCardinal(num)}`;
     });
@@ -580,7 +708,8 @@ const romanRe = re(String.raw`(?<=\p{L} )([IVXLCDM]{1,15})(?:\/(\d{4}))?${END}`)
 export const readRomanNumerals: Rule = (text) =>
   text.replace(romanRe, (m, roman: string, year: string | undefined, offset: number, all: string) => {
     const context = romanContextBefore.exec(all.slice(Math.max(0, offset - 20), offset));
-    if (context === null || precededBy(all, offset, compoundPhanBefore, 20)) return m;
+    if (context === null) return year === undefined ? readNumeralAfterName(m, roman, offset, all) : m;
+    if (precededBy(all, offset, compoundPhanBefore, 20)) return m;
     const word = context[1].toLowerCase();
     const ordinal = word === 'thứ';
     if (roman.length === 1 && (ordinal || word === 'tập' || 'CDLM'.includes(roman))) return m;
@@ -592,9 +721,35 @@ export const readRomanNumerals: Rule = (text) =>
     return year === undefined ? reading : `${reading} năm ${readCardinal(year)}`;
   });
 
+/**
+ * "Napoleon III", "Vua Louis XIV", "Elizabeth II": after a capitalised name in plain Latin letters (no Vietnamese
+ * diacritics, three letters or more) a numeral of two letters or more from II to XX is a monarch's or a pope's
+ * ordinal ("Louis thứ mười bốn"); after a word that numbers a kind ("Type II", "Phase III") it is a cardinal. A lone
+ * I, V, X, C, D, L or M is an initial, and nothing else is touched. "Chiến tranh thế giới II": "thứ hai" (I to III).
+ */
+const latinNameBefore = /(?:^|[^\p{L}])([A-Z][a-z]{2,})\s$/u;
+const NUMBERED_KINDS = new Set([
+  'Type', 'Part', 'Phase', 'Class', 'Level', 'Mark', 'Gen', 'Version', 'Chapter', 'Section', 'Vol', 'Volume', 'Grade',
+  'Stage', 'Tier', 'Round', 'Act', 'Book', 'Season', 'Episode', 'Series', 'Model', 'Category', 'Group',
+]);
+const worldWarBefore = /(?:^|[^\p{L}])chiến tranh thế giới\s$/iu;
+function readNumeralAfterName(m: string, roman: string, offset: number, all: string): string {
+  if (followedBy(all, offset + m.length, initialAfter, 2)) return m;
+  const n = parseRoman(roman);
+  if (n === null) return m;
+  if (precededBy(all, offset, worldWarBefore, 24)) return n <= 3 ? `thứ ${readOrdinal(n)}` : m;
+  const name = latinNameBefore.exec(all.slice(Math.max(0, offset - 24), offset));
+  if (name === null || roman.length < 2 || n < 2 || n > 20) return m;
+  return NUMBERED_KINDS.has(name[1]) ? readCardinal(String(n)) : `thứ ${readOrdinal(n)}`;
+}
+
+/** A proper fraction is "phần" ("phần tư" over 4), anything else "trên" ("24/7", "140/90"). */
+function readSlashPair(a: string, b: string): string {
+  return +a < +b ? `${readCardinal(a)} phần ${+b === 4 ? 'tư' : readCardinal(b)}` : `${readCardinal(a)} trên ${readCardinal(b)}`;
+}
+
 export const readFractions: Rule = (text) =>
-  text.replace(/(?<![\p{N}/])(\d{1,4})\/(\d{1,4})(?![\p{N}/])/gu, (_m, a: string, b: string) =>
-    +a < +b ? `${readCardinal(a)} phần ${+b === 4 ? 'tư' : readCardinal(b)}` : `${readCardinal(a)} trên ${readCardinal(b)}`);
+  text.replace(/(?<![\p{N}/])(\d{1,4})\/(\d{1,4})(?![\p{N}/])/gu, (_m, a: string, b: string) => readSlashPair(a, b));
 
 const remainingNumberRe = re(`(?<!\\p{N})${NUM}(?![\\p{N}])`);
 /** "ngày 05", "07 giờ", "phạt 01 năm": a two-digit number with a leading zero next to a date or time word is its value. */
