@@ -8,6 +8,13 @@ const CHECK_TIMEOUT_MS = 2000;
 export interface Probe {
   name: string;
   check(): Promise<void>;
+  /**
+   * The process keeps serving without it (Redis: each process counts for
+   * itself; ClickHouse: only GET /usage fails): reported as degraded, and
+   * the process stays ready. Failing readiness for it took every API pod out
+   * of its Service during an outage the API itself rides through.
+   */
+  degradable?: boolean;
 }
 
 /**
@@ -29,22 +36,24 @@ export class Readiness {
   }
 
   async report(): Promise<{ ready: boolean; body: Record<string, unknown> }> {
-    const results = await Promise.all(this.probes.map(async (p): Promise<[string, string]> => {
+    const results = await Promise.all(this.probes.map(async (p): Promise<[string, string, boolean]> => {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS); });
       try {
         await Promise.race([p.check(), timeout]);
-        return [p.name, 'ok'];
+        return [p.name, 'ok', true];
       } catch (err) {
-        return [p.name, `unreachable: ${(err as Error).message}`];
+        const message = `unreachable: ${(err as Error).message}`;
+        return [p.name, p.degradable ? `degraded, ${message}` : message, p.degradable === true];
       } finally {
         clearTimeout(timer);
       }
     }));
-    const checksOk = results.every(([, s]) => s === 'ok');
+    const checksOk = results.every(([, , ok]) => ok);
+    const degraded = results.some(([, s]) => s !== 'ok');
     const ready = this.accepting && checksOk;
-    const status = !this.accepting ? 'shutting_down' : ready ? 'ready' : 'not_ready';
-    return { ready, body: { status, checks: Object.fromEntries(results) } };
+    const status = !this.accepting ? 'shutting_down' : !ready ? 'not_ready' : degraded ? 'degraded' : 'ready';
+    return { ready, body: { status, checks: Object.fromEntries(results.map(([name, s]) => [name, s])) } };
   }
 }
 

@@ -84,12 +84,13 @@ function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
 /** Readiness of the adapters this process opened, plus the checks its features registered for its roles. */
 function readinessFor(config: Config, registry: ServiceRegistry, wired: Wired): Readiness {
   const readiness = new Readiness();
-  const pinged: Array<[string, ServiceRef<{ ping(): Promise<void> }>]> = [
-    ['documents', coreServices.documents], ['bus', coreServices.bus], ['counters', coreServices.counters],
-    ['blobs', coreServices.blobs], ['analytics', coreServices.analytics],
+  // Counters and analytics are degradable: without Redis each process counts for itself, without ClickHouse only /usage fails.
+  const pinged: Array<[string, ServiceRef<{ ping(): Promise<void> }>, boolean]> = [
+    ['documents', coreServices.documents, false], ['bus', coreServices.bus, false], ['counters', coreServices.counters, true],
+    ['blobs', coreServices.blobs, false], ['analytics', coreServices.analytics, true],
   ];
-  for (const [name, ref] of pinged) {
-    readiness.add({ name, check: async () => (await registry.built(ref))?.ping() });
+  for (const [name, ref, degradable] of pinged) {
+    readiness.add({ name, degradable, check: async () => (await registry.built(ref))?.ping() });
   }
   for (const check of wired.readiness) {
     if (check.roles.some((r) => config.roles.includes(r))) readiness.add(check);

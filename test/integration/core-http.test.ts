@@ -300,6 +300,18 @@ test('the admin API refuses a wrong token', async (t) => {
   t.is(res.status, 401);
 });
 
+test('/readyz stays ready (200, "degraded") while Redis cannot be reached: the API keeps serving, each process counting for itself', async (t) => {
+  const down = await startTestPlatform({ REDIS_URL: 'redis://127.0.0.1:1' });
+  t.teardown(() => down.stop());
+  const res = await fetch(`${down.platform.opsUrl}/readyz`);
+  const body = await res.json();
+  t.is(res.status, 200, JSON.stringify(body));
+  t.is(body.status, 'degraded');
+  t.regex(body.checks.counters, /^degraded, unreachable: /);
+  const { apiKey } = await down.bootstrap();
+  t.is((await down.api('/balance', { key: apiKey })).status, 200);
+});
+
 test('/healthz and /readyz are served outside /api/v1 on both listeners; /metrics on the ops listener', async (t) => {
   for (const base of [p.url, p.platform.opsUrl]) {
     t.is((await fetch(`${base}/healthz`)).status, 200);
