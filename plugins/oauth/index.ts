@@ -70,9 +70,19 @@ export default definePlugin({
       });
       return provider;
     };
+    // The library builds every URL it answers (the metadata's endpoints, its redirects) from the request's host. With
+    // PUBLIC_BASE_URL set (as in every deployment) the host is that one: a forged Host sent clients' codes, verifiers and
+    // secrets to another token endpoint wherever a shared cache kept the poisoned metadata. Without it the issuer is this
+    // process's own listener, a local setup whose browser may use another name for it (localhost), so the Host stays.
+    const pinned = deps.config.publicBaseUrl ? new URL(deps.config.publicBaseUrl) : null;
     const delegate = async (ctx: Koa.Context, path?: string) => {
       const op = await getProvider();
       if (path) ctx.req.url = path;
+      if (pinned) {
+        ctx.req.headers.host = pinned.host;
+        ctx.req.headers['x-forwarded-proto'] = pinned.protocol.slice(0, -1);
+        delete ctx.req.headers['x-forwarded-host'];
+      }
       ctx.respond = false;
       await op.callback()(ctx.req, ctx.res);
     };

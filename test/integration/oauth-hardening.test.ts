@@ -241,3 +241,31 @@ test('a token request whose form is over the library\'s 56 KB limit is 400 inval
   t.regex(res.headers.get('content-type') ?? '', /application\/json/);
   t.like(await res.json(), { error: 'invalid_request' });
 });
+
+/** GET with a Host of the caller's choosing (fetch sets its own). */
+function getWithHost(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('with PUBLIC_BASE_URL set, the authorization server metadata names its endpoints under it whatever Host the request forged (RFC 8414: the endpoints a client trusts)', async (t) => {
+  const pinned = await startTestPlatform({ PLUGINS: 'catalog,account,oauth', PUBLIC_BASE_URL: 'https://api.example.test' });
+  t.teardown(() => pinned.stop());
+  for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+    const { status, body } = await getWithHost(`${pinned.url}${path}`, 'evil.example');
+    t.is(status, 200, path);
+    const metadata = JSON.parse(body) as Record<string, string>;
+    t.is(metadata.issuer, 'https://api.example.test', path);
+    for (const name of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'jwks_uri']) {
+      t.true(metadata[name]?.startsWith('https://api.example.test/oauth/'), `${path} ${name}: ${metadata[name]}`);
+    }
+  }
+});
