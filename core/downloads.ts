@@ -41,8 +41,11 @@ export function createDownloadLinks(secret: string, initialBaseUrl: string): Dow
       };
     },
     verify(key, expires, signature, { now = new Date(), job } = {}) {
+      // Only the spelling sign() writes: Number() also read "0x…", "1.7e9" and " 17…", and Buffer's hex decoding stopped at
+      // the first stray character, so one link had endless valid spellings (no use for revoking or matching by URL).
+      if (!/^[1-9]\d{0,11}$/.test(expires) || !/^[0-9a-f]{64}$/.test(signature)) return false;
       const exp = Number(expires);
-      if (!Number.isInteger(exp) || exp * 1000 < now.getTime()) return false;
+      if (exp * 1000 < now.getTime()) return false;
       const expected = Buffer.from(mac(key, exp, job), 'hex');
       const given = Buffer.from(signature, 'hex');
       return given.length === expected.length && timingSafeEqual(given, expected);
