@@ -42,6 +42,10 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // co-body marks an unparseable JSON body with status 400 and the raw `body`.
+    // The JSON parser refuses a "__proto__" key (prototype pollution): valid JSON, an unacceptable field, as any unknown one.
+    if (status === 400 && /forbidden prototype property/.test(e.message ?? '')) {
+      return new ApiError(400, ['"__proto__" is not allowed'], { code: 'VALIDATION_FAILED' });
+    }
     if (status === 400 && e.type === undefined && 'body' in (err as object)) {
       // Strict parsing takes an object or an array only: `null`, `"abc"` or `5` is JSON, just not a request body.
       const scalar = /only supports object and array/.test(e.message ?? '');

@@ -344,6 +344,15 @@ test('a body that is JSON but not an object (null, a string, a number, an array)
   }
 });
 
+test('a "__proto__" key is refused as a field that is not allowed (VALIDATION_FAILED, like "constructor"), not as invalid JSON', async (t) => {
+  const { apiKey } = await p.bootstrap();
+  for (const body of ['{"text":"Xin chào các bạn.","__proto__":{"x":1}}', '{"text":"Xin chào các bạn.","\\u005f_proto__":{"x":1}}']) {
+    const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body });
+    t.is(res.status, 400, body);
+    t.like(await res.json(), { code: 'VALIDATION_FAILED', message: ['"__proto__" is not allowed'] }, body);
+  }
+});
+
 test('POST with malformed JSON is 400 INVALID_JSON in the native envelope', async (t) => {
   const { apiKey } = await p.bootstrap();
   const res = await p.api('/tts', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"text": "chào' });
