@@ -98,6 +98,35 @@ function availability(redis: Redis): () => void {
   };
 }
 
+/** How often the watchdog asks a connected Redis whether it still answers. */
+const HUNG_CHECK_EVERY_MS = 1000;
+
+/**
+ * A Redis that keeps its connection but stops answering (a paused process,
+ * a network partition without a reset) never makes the client lose the
+ * connection, so `availability` never engaged: every command waited out its
+ * 1-second timeout, several per request, for as long as it lasted (1 to 8 s
+ * a request). A PING that times out resets the connection instead; ioredis
+ * reconnects (ready again once Redis answers), and meanwhile every counters
+ * operation fails at once to its in-process fallback. Returns the stop.
+ */
+export function watchForHungConnection(redis: Redis, logger?: Pick<Logger, 'warn'>, everyMs = HUNG_CHECK_EVERY_MS): () => void {
+  let asking = false;
+  const timer = setInterval(() => {
+    if (asking || redis.status !== 'ready') return;
+    asking = true;
+    redis.ping().then(() => undefined, (err: unknown) => {
+      if (redis.status !== 'ready' || !/timed out/i.test((err as Error).message)) return;
+      logger?.warn('Redis stopped answering on an open connection; dropping it and reconnecting', { err: err as Error });
+      // Destroyed, not ended: a server that does not answer never completes a graceful close, and the client stayed
+      // "ready" on the half-closed socket. ioredis reconnects, and is ready again once Redis answers its ready check.
+      redis.stream.destroy();
+    }).finally(() => { asking = false; });
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** At most one warning per this many ms while Redis cannot be reached. */
 const ERROR_REPORT_EVERY_MS = 10_000;
 
@@ -139,6 +168,7 @@ export function reportRedisErrors(redis: Redis, logger: Pick<Logger, 'warn' | 'i
  */
 export function createRedisCounters(redis: Redis, prefix = 'counters:', logger?: Pick<Logger, 'warn'>): Counters {
   const ready = availability(redis);
+  const stopWatching = watchForHungConnection(redis, logger);
   return {
     rateLimiter: createCachedRateLimiter((opts) => new RateLimiterRedis({
       ...opts, storeClient: redis, keyPrefix: `${prefix}${opts.keyPrefix}`,
@@ -150,6 +180,7 @@ export function createRedisCounters(redis: Redis, prefix = 'counters:', logger?:
       await redis.ping();
     },
     async close() {
+      stopWatching();
       await redis.quit();
     },
   };
