@@ -57,6 +57,15 @@ export const LOGGED_IDS = 5;
  */
 export function loggerReporter(adapter: string, logger: Logger = createLogger('info')): BusErrorReporter {
   return (error, { topic, group, ids, attempt }) => {
+    // A store out of reach (ClickHouse restarting) is the store's news, not the message's: one short line at
+    // attempts 1, 2, 4, 8, … without the stack, where each retry of each subscription logged a full trace.
+    if (isUnreachableDependency(error)) {
+      if ((attempt & (attempt - 1)) !== 0) return;
+      logger.warn('bus delivery waits: a store it writes to cannot be reached; retried with backoff until it answers', {
+        adapter, topic, group, attempt, count: ids.length, messages: ids.slice(0, LOGGED_IDS), reason: error instanceof Error ? error.message : String(error),
+      });
+      return;
+    }
     logger.warn('bus delivery failed; it will be retried or dead-lettered', {
       adapter, topic, group, attempt, count: ids.length, messages: ids.slice(0, LOGGED_IDS),
       err: error instanceof Error ? error : new Error(String(error)),
