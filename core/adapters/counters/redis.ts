@@ -181,7 +181,10 @@ export function createRedisCounters(redis: Redis, prefix = 'counters:', logger?:
     },
     async close() {
       stopWatching();
-      await redis.quit();
+      // QUIT needs an answer: sent while Redis is out of reach it left the client reconnecting for good (a
+      // shutdown that never let the process go, a test worker that never exited). Without a connection, drop it.
+      if (redis.status === 'ready') await redis.quit();
+      else redis.disconnect();
     },
   };
 }
