@@ -5,7 +5,7 @@
  * loop for long texts by prepare-pool.ts.
  */
 import { applyCueTags } from './cues.ts';
-import { hasSpeakableChunk, hasSpokenChunk, splitChunks, type SplitOptions } from './split.ts';
+import { chunkKinds, splitChunks, type SplitOptions } from './split.ts';
 import { capCombiningRuns, stripZeroWidth, ZERO_WIDTH_GATE } from './unicode.ts';
 import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
@@ -126,6 +126,5 @@ export function prepareText(text: string, options: PrepareOptions = {}): Prepare
 
 /** The same checks as prepareText without cutting chunks: whether any chunk would be speakable, and any be words rather than a cue. */
 export function checkText(text: string, options: Pick<PrepareOptions, 'sourceCharacters'> = {}): { speakable: boolean; spoken: boolean } {
-  const normalized = normalizeWithinLimit(text, options.sourceCharacters);
-  return { speakable: hasSpeakableChunk(normalized), spoken: hasSpokenChunk(normalized) };
+  return chunkKinds(normalizeWithinLimit(text, options.sourceCharacters));
 }

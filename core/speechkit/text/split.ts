@@ -113,7 +113,7 @@ export function splitChunks(text: string, options: SplitOptions = {}): string[] 
  * only refuse unspeakable text before billing; the unit tests compare the two.
  */
 export function hasSpeakableChunk(text: string): boolean {
-  return segmentCues(text).some((segment) => segment.kind === 'cue' || SPEAKABLE.test(segment.text));
+  return chunkKinds(text).speakable;
 }
 
 /**
@@ -123,5 +123,15 @@ export function hasSpeakableChunk(text: string): boolean {
  * may be a pause; a request's whole text may not.
  */
 export function hasSpokenChunk(text: string): boolean {
-  return segmentCues(text).some((segment) => segment.kind === 'text' && SPEAKABLE.test(segment.text));
+  return chunkKinds(text).spoken;
+}
+
+/** Both answers in one pass over the text (the accept path asks for both): words make it spoken, and so speakable. */
+export function chunkKinds(text: string): { speakable: boolean; spoken: boolean } {
+  let cue = false;
+  for (const segment of segmentCues(text)) {
+    if (segment.kind === 'cue') cue = true;
+    else if (SPEAKABLE.test(segment.text)) return { speakable: true, spoken: true };
+  }
+  return { speakable: cue, spoken: false };
 }
