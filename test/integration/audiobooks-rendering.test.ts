@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { TestPlatform } from '../helpers/platform.ts';
 import { coreServices } from '../../core/services.ts';
 import type { PcmChunk, SynthesisRequest } from '../../core/ports/engine.ts';
@@ -302,27 +302,13 @@ test.serial('a chapter making no progress for the stall time counts as a failure
   t.like(await ledgerOf(acct.grantId, 2 * price, price), { balanced: true });
 });
 
-test.serial('a book cancelled while it waits on quota keeps no stale quota message (SPEC Audiobook: waitingReason and error describe the book now)', async (t) => {
-  const s1 = [{ text: prose('Iota một', 2) }];
-  const s2 = [{ text: prose('Iota hai', 2) }];
-  const [p1, p2] = [chapterPrice('Một', s1), chapterPrice('Hai', s2)];
-  const acct = await p.bootstrap({ grant: { totalTokens: 100_000, dailyCap: p1 + p2 - 1 } });
-  const book = await createBook(p, acct.apiKey);
-  await addChapter(p, acct.apiKey, book.id, 'Một', s1);
-  await addChapter(p, acct.apiKey, book.id, 'Hai', s2);
-  t.is((await start(acct.apiKey, book.id)).status, 200);
-  const waiting = await waitFor(async () => {
-    const b = await getBook(p, acct.apiKey, book.id);
-    return b.waitingReason === 'quota' ? b : null;
-  }, { timeoutMs: 30_000, intervalMs: 100, what: 'the book to wait on quota' });
-  t.truthy(waiting.error, 'while it waits, the error says why');
-  const cancelled = await call(p, acct.apiKey, 'POST', `/audiobooks/${book.id}/cancel`);
-  t.like(cancelled.body, { status: 'cancelled', waitingReason: null, error: null });
-});
-
-test.serial('quota: a book waits on its plan\'s daily cap (retried automatically) and goes on when a grant can pay', async (t) => {
-  const s1 = [{ text: prose('Theta một', 2) }];
-  const s2 = [{ text: prose('Theta hai', 2) }];
+/**
+ * A started two-chapter book whose grant's daily cap pays the first chapter and not both: once the first renders, the
+ * book waits on quota. `label` keeps each test's text (and so its content-cache entries) its own.
+ */
+async function bookWaitingOnQuota(t: ExecutionContext, label: string) {
+  const s1 = [{ text: prose(`${label} một`, 2) }];
+  const s2 = [{ text: prose(`${label} hai`, 2) }];
   const [p1, p2] = [chapterPrice('Một', s1), chapterPrice('Hai', s2)];
   const acct = await p.bootstrap({ grant: { totalTokens: 100_000, dailyCap: p1 + p2 - 1 } });
   const book = await createBook(p, acct.apiKey);
@@ -333,6 +319,18 @@ test.serial('quota: a book waits on its plan\'s daily cap (retried automatically
     const b = await getBook(p, acct.apiKey, book.id);
     return b.waitingReason === 'quota' ? b : null;
   }, { timeoutMs: 30_000, intervalMs: 100, what: 'the book to wait on quota' });
+  return { acct, book, waiting, p1, p2 };
+}
+
+test.serial('a book cancelled while it waits on quota keeps no stale quota message (SPEC Audiobook: waitingReason and error describe the book now)', async (t) => {
+  const { acct, book, waiting } = await bookWaitingOnQuota(t, 'Iota');
+  t.truthy(waiting.error, 'while it waits, the error says why');
+  const cancelled = await call(p, acct.apiKey, 'POST', `/audiobooks/${book.id}/cancel`);
+  t.like(cancelled.body, { status: 'cancelled', waitingReason: null, error: null });
+});
+
+test.serial('quota: a book waits on its plan\'s daily cap (retried automatically) and goes on when a grant can pay', async (t) => {
+  const { acct, book, waiting, p1, p2 } = await bookWaitingOnQuota(t, 'Theta');
   t.is(waiting.chapters[1].status, 'pending');
   t.is(await grantUsed(p, acct.grantId), p1);
   const gift = await (await p.admin(`/accounts/${acct.accountId}/grants`, { method: 'POST', json: { totalTokens: 10_000, isGift: true } })).json();
