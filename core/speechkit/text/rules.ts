@@ -403,9 +403,9 @@ const clockRe = re(String.raw`(?<![\p{N}:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\p{
 const hourMarkRe = re(String.raw`${START}(\d{1,2})h(\d{2})?(p|ph|')?${END}`);
 /** "1:10", "1:50.000": a colon between numbers; a ratio when the second is grouped or a ratio word comes before. */
 const ratioRe = re(String.raw`(?<![\p{N}:.,])(\d{1,3}(?:[.,]\d{3})*):(\d{1,3}(?:[.,]\d{3})+|\d{1,6})(?![\p{N}:]|[.,]\d)`);
-const ratioWordBefore = /(?:^|[^\p{L}])(?:tỷ lệ|tỉ lệ|pha loãng)\s$/iu;
+const ratioWordBefore = wordsBefore(['tỷ lệ', 'tỉ lệ', 'pha loãng']);
 /** "pha 1:10 với nước": "pha" mixes only when what it mixes with follows ("pha 9:15" may be a play at 9:15). */
-const mixWordBefore = /(?:^|[^\p{L}])pha\s$/iu;
+const mixWordBefore = wordsBefore(['pha']);
 const mixedWithAfter = /^\s(?:với|vào|nước)(?!\p{L})/iu;
 /** The dash between two clock times ("8h-17h", "19:30 - 21:00"): readRanges no longer sees digits on both sides once they are read. */
 const timeRangeDashRe = re(String.raw`(?<=(?<![\p{L}\p{N}:])\d{1,2}(?:h(?:\d{2})?|:\d{2}(?::\d{2})?))\s?[-–]\s?(?=\d{1,2}(?:h|:\d{2}))`);
@@ -520,7 +520,7 @@ const teamAfter = /^\s\p{Lu}/u;
 const SCORE_FOLLOWERS = ['trước', 'tại', 'ở', 'và', 'sau', 'trong', 'khi', 'nhờ', 'với', 'hôm', 'ngày', 'tối', 'chiều', 'sáng', 'đêm', 'để', 'nhưng', 'rồi', 'qua', 'của', 'trên sân'];
 const scoreFollows = endOrFollowedBy(`.,;:!?()\\]"”'’…`, SCORE_FOLLOWERS);
 /** A descending pair after these is a range written the wrong way round ("từ 10-5"), not a score. */
-const rangeWordBefore = /(?:^|[^\p{L}])(?:từ|khoảng|tầm|chừng)\s$/iu;
+const rangeWordBefore = wordsBefore(['từ', 'khoảng', 'tầm', 'chừng']);
 /** The next score of a list ("6-4, 6-7", "Hà Nội 2-1 HAGL, Viettel 1-2 Nam Định"): a comma or "và", team names either side. */
 const scoreListGap = /^(?:\s\p{Lu}[\p{L}\p{N}]*){0,3}\s?(?:,|;|và)\s(?:\p{Lu}[\p{L}\p{N}]*\s){0,3}$/u;
 /** Not inside a chain ("4-4-2", "1/2-3/4") or a code ("B2-05": a letter before is checked where it matters). */
@@ -732,7 +732,7 @@ const NUMBERED_KINDS = new Set([
   'Type', 'Part', 'Phase', 'Class', 'Level', 'Mark', 'Gen', 'Version', 'Chapter', 'Section', 'Vol', 'Volume', 'Grade',
   'Stage', 'Tier', 'Round', 'Act', 'Book', 'Season', 'Episode', 'Series', 'Model', 'Category', 'Group',
 ]);
-const worldWarBefore = /(?:^|[^\p{L}])chiến tranh thế giới\s$/iu;
+const worldWarBefore = wordsBefore(['chiến tranh thế giới']);
 function readNumeralAfterName(m: string, roman: string, offset: number, all: string): string {
   if (followedBy(all, offset + m.length, initialAfter, 2)) return m;
   const n = parseRoman(roman);
@@ -756,7 +756,7 @@ const remainingNumberRe = re(`(?<!\\p{N})${NUM}(?![\\p{N}])`);
 const zeroPadWordBefore = /(?:^|[^\p{L}])(?:ngày|mùng|mồng|tháng)\s$/iu;
 const zeroPadWordAfter = /^\s(?:giờ|phút|giây)(?!\p{L})/iu;
 /** "số 05 ngày 12/3", "bàn số 07": a numbered thing is a code whatever follows. */
-const codeWordBefore = /(?:^|[^\p{L}])(?:số|mã|phòng|bàn|căn)\s$/iu;
+const codeWordBefore = wordsBefore(['số', 'mã', 'phòng', 'bàn', 'căn']);
 /** A number glued to letters ("U23", "H5N1", "VTV1") is set apart from them by spaces once it is words. */
 export const readRemainingNumbers: Rule = (text) =>
   text.replace(remainingNumberRe, (_m, num: string, offset: number, all: string) => {
