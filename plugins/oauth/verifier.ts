@@ -19,8 +19,26 @@ import { SCOPE } from './provider.ts';
  * billing, balance and per-grant stream slots behave as for a key on that
  * grant; `userId` is the person who connected the app, so a token counts
  * against that person's open streams (SPEC: 2 per signed-in user) as well.
- * An account without an active plan cannot use its tokens (403).
+ * An account whose plans are all spent keeps its tokens, standing on its
+ * newest grant (see `billedGrant`); one that never had a grant is refused (403).
  */
+
+/**
+ * The grant a token stands on, as a key stands on its own: the oldest active
+ * one that covers the default engine; when none can pay, the newest grant the
+ * account had (preferring one that covers the engine), so the token behaves
+ * as a key on a spent plan does: `GET /balance`, `/usage` and the other
+ * routes that spend nothing still answer, and spending routes refuse with
+ * GRANT_INACTIVE. Null only for an account that never had a grant.
+ */
+async function billedGrant(documents: Documents, accountId: string, engine: string): Promise<string | null> {
+  const now = Date.now();
+  const active = await documents.grants.listActive(accountId);
+  const payer = active.find((g) => g.engines.includes(engine) && (!g.expiresAt || Date.parse(g.expiresAt) > now));
+  if (payer) return payer.id;
+  const newestFirst = (await documents.grants.listByAccount(accountId)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return (newestFirst.find((g) => g.engines.includes(engine)) ?? newestFirst[0])?.id ?? null;
+}
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -47,11 +65,9 @@ export function oauthVerifier(deps: {
       if (!grant) throw invalid('This app was disconnected. Connect it again.');
       const user = await deps.identity.getUser(String(accessToken.accountId));
       if (!user) throw invalid('The user of this access token no longer exists.');
-      const active = await deps.documents.grants.listActive(user.accountId);
-      const now = Date.now();
-      const payer = active.find((g) => g.engines.includes(deps.defaultEngine) && (!g.expiresAt || Date.parse(g.expiresAt) > now));
-      if (!payer) throw new DomainError('forbidden', 'This account has no active plan. Add a plan to use the service.', { code: 'NO_ACTIVE_PLAN' });
-      return { keyId: `oauth_${accessToken.grantId}`, accountId: user.accountId, grantId: payer.id, keyKind: 'live', userId: user.id };
+      const grantId = await billedGrant(deps.documents, user.accountId, deps.defaultEngine);
+      if (!grantId) throw new DomainError('forbidden', 'This account has never had a plan. Add a plan to use the service.', { code: 'NO_ACTIVE_PLAN' });
+      return { keyId: `oauth_${accessToken.grantId}`, accountId: user.accountId, grantId, keyKind: 'live', userId: user.id };
     },
   };
 }

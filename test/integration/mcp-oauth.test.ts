@@ -240,6 +240,21 @@ test('a key of an account without an active plan is refused at connect; so is it
   }
 });
 
+test('SPEC Errors GRANT_INACTIVE: an OAuth token whose plans are all spent behaves as a key on a spent plan (reads answer, spending is 403 GRANT_INACTIVE)', async (t) => {
+  const user = await createUser(p);
+  const { tokens } = await connectApp(p, user);
+  t.is((await p.admin(`/grants/${user.grantId}`, { method: 'PATCH', json: { status: 'replaced' } })).status, 200);
+  for (const [credential, label] of [[user.apiKey, 'key'], [tokens.access_token, 'token']] as const) {
+    t.is((await p.api('/balance', { key: credential })).status, 200, `${label}: GET /balance`);
+    t.is((await p.api('/usage', { key: credential })).status, 200, `${label}: GET /usage`);
+    const spend = await p.api('/tts', { key: credential, method: 'POST', json: { text: 'Một câu ngắn.' } });
+    t.is(spend.status, 403, `${label}: POST /tts`);
+    const body = await spend.json() as { code: string; required: number };
+    t.is(body.code, 'GRANT_INACTIVE', label);
+    t.true(body.required > 0, `${label}: carries required`);
+  }
+});
+
 test('dynamic registration accepts none, client_secret_post and client_secret_basic and always returns a client_secret', async (t) => {
   const user = await createUser(p);
   const as = await discover(p);
