@@ -1,5 +1,7 @@
 import Router from '@koa/router';
-import type { Blobs } from '../ports/blobs.ts';
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { BlobInfo, Blobs, ByteRange } from '../ports/blobs.ts';
 import type { JobsStore } from '../ports/jobs.ts';
 import type { DownloadLinks } from '../downloads.ts';
 import type { BillingService } from '../billing/service.ts';
@@ -45,6 +47,77 @@ async function discardDamagedAudio(deps: FileDeps, key: string, linkJob: string 
   });
 }
 
+/**
+ * Byte ranges (RFC 9110 §14), single range only. `Range: bytes=a-b`, `bytes=a-`
+ * and `bytes=-n` answer 206 with `Content-Range: bytes a-b/size`; a range that
+ * starts at or past the end (or `bytes=-0`) is 416 RANGE_NOT_SATISFIABLE in
+ * the native envelope, its Content-Range giving the size alone (`bytes *`,
+ * a slash, the size). Anything else (bad syntax, another unit, several
+ * ranges) is ignored: the whole file with 200, as the RFC allows. HEAD
+ * ignores Range (range handling is defined for GET only, §14.2).
+ * A key can be written again (a put replaces the blob), so every answer
+ * carries a strong ETag of the stored version and `If-Range` is honoured
+ * against it: a Range is applied only when If-Range is absent or names that
+ * ETag (a date or a weak tag never matches: no Last-Modified is sent).
+ */
+type RangeAnswer = { kind: 'whole' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
+
+const SINGLE_BYTE_RANGE = /^bytes=(\d*)-(\d*)$/i;
+
+function resolveRange(header: string | undefined, size: number): RangeAnswer {
+  const match = header === undefined ? null : SINGLE_BYTE_RANGE.exec(header.trim());
+  if (!match) return { kind: 'whole' };
+  const [, first = '', last = ''] = match;
+  if (first === '') {
+    if (last === '') return { kind: 'whole' };
+    const suffix = Number(last);
+    if (suffix === 0) return { kind: 'unsatisfiable' };
+    // An empty file has no bytes to name in a Content-Range: it goes whole.
+    if (size === 0) return { kind: 'whole' };
+    return { kind: 'partial', range: { start: Math.max(0, size - suffix), end: size - 1 } };
+  }
+  const start = Number(first);
+  const end = last === '' ? Infinity : Number(last);
+  if (end < start) return { kind: 'whole' };
+  if (start >= size) return { kind: 'unsatisfiable' };
+  return { kind: 'partial', range: { start, end: Math.min(end, size - 1) } };
+}
+
+/** A strong validator of the stored version: it changes when the key is written again. */
+function etagOf(info: BlobInfo): string {
+  const digest = createHash('sha256').update(JSON.stringify([info.key, info.size, info.version ?? null])).digest('base64url');
+  return `"${digest.slice(0, 27)}"`;
+}
+
+/** If-Range (RFC 9110 §13.1.5): absent, or the exact current ETag (strong comparison). */
+function ifRangeHolds(ifRange: string | undefined, etag: string): boolean {
+  return ifRange === undefined || ifRange.trim() === etag;
+}
+
+const sameVersion = (a: BlobInfo, b: BlobInfo) => a.size === b.size && a.version === b.version;
+
+/**
+ * The blob's `range`, from the version `whole` was opened at. When the key
+ * was written again between the two opens, the range no longer means the same
+ * bytes: the new version is served whole (null range) instead.
+ */
+async function openRange(blobs: Blobs, key: string, whole: { info: BlobInfo; stream: Readable }, range: ByteRange) {
+  if (range.start === 0 && range.end === whole.info.size - 1) return { blob: whole, range };
+  whole.stream.destroy();
+  let part: { info: BlobInfo; stream: Readable } | null;
+  try {
+    part = await blobs.open(key, range);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    part = null; // the new version is too short for the range
+  }
+  if (part && sameVersion(part.info, whole.info)) return { blob: part, range };
+  part?.stream.destroy();
+  return { blob: await blobs.open(key), range: null };
+}
+
+const gone = () => new ApiError(404, 'The file behind this link no longer exists.', { code: 'FILE_NOT_FOUND' });
+
 /** `GET /files/<key>?expires=&signature=[&job=]`: presigned downloads, whatever adapter stores the blob. */
 export function fileRoutes(deps: FileDeps): Router {
   const router = new Router();
@@ -58,12 +131,35 @@ export function fileRoutes(deps: FileDeps): Router {
     }
     const state = await inspectStoredAudio(deps.blobs, key);
     if (state === 'corrupt') await discardDamagedAudio(deps, key, job);
-    const blob = state === 'ok' ? await deps.blobs.open(key) : null;
-    if (!blob) throw new ApiError(404, 'The file behind this link no longer exists.', { code: 'FILE_NOT_FOUND' });
+    const opened = state === 'ok' ? await deps.blobs.open(key) : null;
+    if (!opened) throw gone();
+    let blob: { info: BlobInfo; stream: Readable } | null = opened;
+    let range: ByteRange | null = null;
+    // Range handling is defined for GET only (RFC 9110 §14.2): a HEAD answers as a whole-file GET would.
+    const wanted = ctx.method === 'GET' && ifRangeHolds(ctx.get('If-Range') || undefined, etagOf(opened.info))
+      ? resolveRange(ctx.get('Range') || undefined, opened.info.size) : { kind: 'whole' as const };
+    if (wanted.kind === 'unsatisfiable') {
+      opened.stream.destroy();
+      const size = opened.info.size;
+      const within = size > 0 ? `ask for bytes 0 to ${size - 1}, or for` : 'ask for';
+      throw new ApiError(416, `The requested byte range is outside this file, which is ${size} byte${size === 1 ? '' : 's'} long: ${within} the whole file without a Range header.`, {
+        code: 'RANGE_NOT_SATISFIABLE', headers: { 'Content-Range': `bytes */${size}`, 'Accept-Ranges': 'bytes' },
+      });
+    }
+    if (wanted.kind === 'partial') ({ blob, range } = await openRange(deps.blobs, key, opened, wanted.range));
+    if (!blob) throw gone();
     ctx.type = blob.info.contentType;
-    ctx.length = blob.info.size;
+    ctx.set('Accept-Ranges', 'bytes');
+    ctx.set('ETag', etagOf(blob.info));
     ctx.set('Cache-Control', 'private, max-age=3600');
     ctx.body = blob.stream;
+    if (range) {
+      ctx.status = 206;
+      ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${blob.info.size}`);
+      ctx.length = range.end - range.start + 1;
+    } else {
+      ctx.length = blob.info.size;
+    }
   });
   return router;
 }

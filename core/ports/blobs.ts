@@ -16,14 +16,45 @@ export class CorruptBlobError extends Error {
 
 export interface BlobInfo {
   key: string;
+  /** the whole blob's size in bytes, also when `open` was asked for a range */
   size: number;
   contentType: string;
+  /**
+   * From `open` only: an opaque token that differs between two puts of the
+   * same key (directory: inode and mtime; GridFS: the file document's id), so
+   * a download's ETag changes when the key is written again. Absent when an
+   * implementation cannot tell versions apart.
+   */
+  version?: string;
+}
+
+/** Inclusive byte offsets into a blob: `{ start: 0, end: size - 1 }` is all of it. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * Throws RangeError unless `range` is whole bytes inside a blob of `size`
+ * bytes; adapters call it on what `open` was given, so a caller's mistake is
+ * an error and never a short or misplaced stream.
+ */
+export function checkByteRange(key: string, range: ByteRange, size: number): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
+    throw new RangeError(`byte range ${start}-${end} is not inside blob ${key} of ${size} bytes`);
+  }
 }
 
 export interface Blobs {
   put(key: string, data: Buffer | Readable, contentType: string): Promise<BlobInfo>;
-  /** null when absent; throws CorruptBlobError when the stored file is damaged */
-  open(key: string): Promise<{ info: BlobInfo; stream: Readable } | null>;
+  /**
+   * null when absent; throws CorruptBlobError when the stored file is damaged.
+   * With `range` (already checked against the size by the caller; RangeError
+   * when it does not fit the stored version) the stream holds only bytes
+   * `range.start` to `range.end` inclusive; `info.size` is still the whole blob's.
+   */
+  open(key: string, range?: ByteRange): Promise<{ info: BlobInfo; stream: Readable } | null>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   ping(): Promise<void>;

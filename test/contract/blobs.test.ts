@@ -81,6 +81,58 @@ function blobsContract(adapter: string, open: Open): void {
     }
   });
 
+  // Over two GridFS chunks (255 KiB each by default), so ranges cross and end on chunk boundaries too.
+  const CHUNK = 255 * 1024;
+  const patterned = Buffer.from(Array.from({ length: 2 * CHUNK + 1000 }, (_, i) => (i * 7 + (i >> 8)) % 251));
+
+  it('a ranged open streams exactly bytes start to end inclusive; info.size stays the whole blob\'s', async (blobs, t) => {
+    const size = patterned.length;
+    await blobs.put('books/b1/range.mp3', patterned, 'audio/mpeg');
+    const ranges: Array<[string, number, number]> = [
+      ['the start only', 0, 99],
+      ['a middle part', 1000, 4999],
+      ['the last byte', size - 1, size - 1],
+      ['a single byte', 4242, 4242],
+      ['the whole blob as a range', 0, size - 1],
+      ['a part that crosses a chunk boundary', CHUNK - 10, CHUNK + 9],
+      ['a part that ends on a chunk boundary', CHUNK - 100, CHUNK - 1],
+      ['a part that starts on a chunk boundary', CHUNK, CHUNK + 99],
+      ['the tail from inside the last chunk', 2 * CHUNK + 10, size - 1],
+    ];
+    for (const [what, start, end] of ranges) {
+      const found = await blobs.open('books/b1/range.mp3', { start, end });
+      t.truthy(found, what);
+      t.deepEqual(found!.info, { key: 'books/b1/range.mp3', size, contentType: 'audio/mpeg', version: found!.info.version }, what);
+      const bytes = await readAll(found!.stream);
+      t.is(bytes.length, end - start + 1, what);
+      t.true(bytes.equals(patterned.subarray(start, end + 1)), what);
+    }
+  });
+
+  it('a ranged open of a missing blob is null; a range outside the blob is a RangeError', async (blobs, t) => {
+    t.is(await blobs.open('never/was.mp3', { start: 0, end: 0 }), null);
+    await blobs.put('short.mp3', Buffer.from('0123456789'), 'audio/mpeg');
+    for (const range of [{ start: 0, end: 10 }, { start: 10, end: 10 }, { start: 5, end: 4 }, { start: -1, end: 3 }, { start: 0.5, end: 3 }]) {
+      await t.throwsAsync(blobs.open('short.mp3', range), { instanceOf: RangeError }, JSON.stringify(range));
+    }
+    t.is((await content(blobs, 'short.mp3'))?.body, '0123456789', 'a refused range leaves the blob readable');
+  });
+
+  it('open reports a version that a put of the same key changes, even with the same bytes', async (blobs, t) => {
+    await blobs.put('again.wav', Buffer.from('same bytes'), 'audio/wav');
+    const first = await blobs.open('again.wav');
+    first!.stream.destroy();
+    const again = await blobs.open('again.wav', { start: 0, end: 3 });
+    again!.stream.destroy();
+    t.truthy(first!.info.version);
+    t.is(again!.info.version, first!.info.version, 'a ranged open reports the version it reads');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await blobs.put('again.wav', Buffer.from('same bytes'), 'audio/wav');
+    const second = await blobs.open('again.wav');
+    second!.stream.destroy();
+    t.not(second!.info.version, first!.info.version);
+  });
+
   it('concurrent puts of one key leave exactly one complete version', async (blobs, t) => {
     const bodies = Array.from({ length: 8 }, (_, i) => `version ${i} `.repeat(1000));
     await Promise.all(bodies.map((b, i) => blobs.put('race.mp3', Buffer.from(b), `audio/v${i}`)));

@@ -4,7 +4,7 @@ import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CorruptBlobError, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
+import { checkByteRange, CorruptBlobError, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
 import { blobKeySegments } from './keys.ts';
 
 /**
@@ -72,7 +72,7 @@ export function createDirectoryBlobs(dir: string): Blobs {
       }
     },
 
-    async open(key) {
+    async open(key, range) {
       const file = locate(key);
       let handle;
       try {
@@ -94,7 +94,13 @@ export function createDirectoryBlobs(dir: string): Blobs {
         const contentType = parseHeader(buffer.subarray(0, end));
         if (contentType === null) throw new CorruptBlobError(key, 'unreadable header line');
         const start = end + 1;
-        return { info: { key, size: info.size - start, contentType }, stream: handle.createReadStream({ start }) };
+        const size = info.size - start;
+        // A put renames a new file into place, so another version is another inode (and mtime).
+        const blob: BlobInfo = { key, size, contentType, version: `${info.dev}:${info.ino}:${info.mtimeMs}` };
+        if (!range) return { info: blob, stream: handle.createReadStream({ start }) };
+        checkByteRange(key, range, size);
+        // fs's `end` is inclusive, as the port's is.
+        return { info: blob, stream: handle.createReadStream({ start: start + range.start, end: start + range.end }) };
       } catch (err) {
         await handle.close();
         throw err;

@@ -1,7 +1,7 @@
 import { GridFSBucket, type Db, type GridFSFile } from 'mongodb';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobInfo, Blobs } from '../../ports/blobs.ts';
+import { checkByteRange, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
 import { blobKeySegments } from './keys.ts';
 
 /**
@@ -58,12 +58,16 @@ export function createGridFsBlobs(db: Db, bucketName = 'blobs'): Blobs {
       return { key, size: file.length, contentType };
     },
 
-    async open(key) {
+    async open(key, range) {
       blobKeySegments(key);
       const file = await newest(key);
       if (!file) return null;
-      const info: BlobInfo = { key, size: file.length, contentType: contentTypeOf(file) };
-      return { info, stream: bucket.openDownloadStream(file._id) };
+      // Every upload is its own file document, so its id names the version.
+      const info: BlobInfo = { key, size: file.length, contentType: contentTypeOf(file), version: String(file._id) };
+      if (!range) return { info, stream: bucket.openDownloadStream(file._id) };
+      checkByteRange(key, range, file.length);
+      // GridFS's `end` is EXCLUSIVE (mongodb lib/gridfs/download.js trims the last chunk at `end`), the port's inclusive.
+      return { info, stream: bucket.openDownloadStream(file._id, { start: range.start, end: range.end + 1 }) };
     },
 
     async exists(key) {
