@@ -161,7 +161,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
         if (def.auth !== 'none') {
           const key = readPresentedKey(ctx.req.headersDistinct, def.extraKeyHeader);
           if (key) state.auth = await services.keys.authenticate(key);
-          else if (def.auth === 'required') throw new ApiError(401, 'Missing API key. Send Authorization: Bearer <API_KEY> or X-API-Key: <API_KEY>.');
+          else if (def.auth === 'required') throw new ApiError(401, missingKeyMessage(def.extraKeyHeader));
         }
         if (state.auth && (rateLimit !== null || perMinute)) {
           try {
@@ -264,6 +264,12 @@ async function runAfterPublished(ctx: RouteContext, services: PipelineServices, 
   for (const result of results) {
     if (result.status === 'rejected') services.logger.warn('work after an outcome\'s publication failed', { err: result.reason as Error, requestId: ctx.state.requestId });
   }
+}
+
+/** Names every header the route takes its key in (X-AGENT-SECRET too, where the route takes it). */
+function missingKeyMessage(extraHeader: string | undefined): string {
+  const extra = extraHeader ? `, X-API-Key: <API_KEY> or ${extraHeader.toUpperCase()}: <API_KEY>` : ' or X-API-Key: <API_KEY>';
+  return `Missing API key. Send Authorization: Bearer <API_KEY>${extra}.`;
 }
 
 /** The route's duration series, one per status, each bound on its first use. */

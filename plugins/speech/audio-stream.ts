@@ -88,14 +88,26 @@ export async function finishWholeWav(end: RunEnd, sink: ResponseSink, copy: Save
     if (!sink.answerError(503, compatBody(unavailable), { 'Retry-After': String(UNREACHABLE_RETRY_SECONDS) })) sink.cut();
     return;
   }
-  const message = end === 'abandoned' ? 'No audio was produced for too long; the tokens were refunded.' : 'Synthesis failed; the tokens were refunded. Retry shortly.';
-  if (!sink.answerError(500, compatBody(new ApiError(500, message)))) sink.cut();
+  if (!sink.answerError(500, compatBody(runFailure(end)))) sink.cut();
 }
 
-/** Ends an audio body. Headerless audio cannot say it is incomplete, so a cut-short body is cut off mid-transfer. */
-export async function finishAudio(end: RunEnd, sink: ResponseSink): Promise<void> {
-  if (end === 'complete') await sink.end();
-  else if (end !== 'client_gone') sink.cut();
+/** The 500 of a run that ended without complete audio (refunded by then). */
+export function runFailure(end: RunEnd): ApiError {
+  const message = end === 'abandoned' ? 'No audio was produced for too long; the tokens were refunded.' : 'Synthesis failed; the tokens were refunded. Retry shortly.';
+  return new ApiError(500, message);
+}
+
+/**
+ * Ends an audio body. A run that failed before the encoder sent its first
+ * byte still gets an error status (`failure`: the route's envelope);
+ * afterwards headerless audio cannot say it is incomplete, so the body is
+ * cut off mid-transfer.
+ */
+export async function finishAudio(end: RunEnd, sink: ResponseSink, failure: (end: RunEnd) => { status: number; body: unknown }): Promise<void> {
+  if (end === 'complete') return sink.end();
+  if (end === 'client_gone') return;
+  const { status, body } = failure(end);
+  if (!sink.answerError(status, body)) sink.cut();
 }
 
 /** The audio as `speech.audio.delta` events. */

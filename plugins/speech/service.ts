@@ -18,6 +18,7 @@ import type { AuthContext } from '../../core/http/auth.ts';
 import type { OutcomeAnnotation } from '../../core/http/outcome.ts';
 import type { VoiceProfile } from '../../core/ports/engine.ts';
 import { ApiError } from '../../core/errors.ts';
+import { compatBody, nativeBody } from '../../core/http/envelopes.ts';
 import { preflightSynthesis, type SynthesisPrice } from '../../core/http/synthesis-preflight.ts';
 import { CONTENT_TYPES, canEncode } from '../../core/speechkit/audio/index.ts';
 import { prepareForRequest } from '../../core/speechkit/text/speech-text-request.ts';
@@ -25,7 +26,7 @@ import type { AgentSpeechBody, AgentSpeechQuery, AudioSpeechBody, TtsStreamBody 
 import { checkStreamFormat, chooseOutput, clampSpeed, compatEngine } from './options.ts';
 import { chargeAndStart, settleRun, type BillingScope, type EarlyFailure, type StartedRun } from './billing-run.ts';
 import { ResponseSink } from './sink.ts';
-import { finishAudio, finishSse, finishWholeWav, sendWholeWav, streamAudio, streamSse } from './audio-stream.ts';
+import { finishAudio, finishSse, finishWholeWav, runFailure, sendWholeWav, streamAudio, streamSse } from './audio-stream.ts';
 import { FrameStream } from './stream-session.ts';
 import { streamFormatName } from './stream-frames.ts';
 import { SavedCopy } from './saved-copy.ts';
@@ -197,7 +198,8 @@ export function createSpeechService(services: SpeechDeps) {
         return delivery(scope, sink, started, headers, {
           write: () => (sse ? streamSse(started.run, sink, audio)
             : copy && output.format === 'wav' ? sendWholeWav(started.run, sink, audio, copy) : streamAudio(started.run, sink, audio, copy)),
-          finish: (end) => (sse ? finishSse(end, started.run, sink) : copy && output.format === 'wav' ? finishWholeWav(end, sink, copy) : finishAudio(end, sink)),
+          finish: (end) => (sse ? finishSse(end, started.run, sink) : copy && output.format === 'wav' ? finishWholeWav(end, sink, copy)
+            : finishAudio(end, sink, (cut) => ({ status: 500, body: compatBody(runFailure(cut)) }))),
           async afterSettle(end, wasRefunded) {
             if (!copy) return;
             if (end === 'complete') await copy.complete(started.run.seconds, started.run.genMs ?? 0);
@@ -283,7 +285,8 @@ export function createSpeechService(services: SpeechDeps) {
         const headers = { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store', 'X-Sample-Rate': String(sampleRate) };
         return delivery(scope, sink, started, headers, {
           write: () => streamAudio(started.run, sink, { format: 'pcm', sampleRate }, null),
-          finish: (end) => finishAudio(end, sink),
+          // noAudio is bare ({ statusCode, message }): no trace id goes in it.
+          finish: (end) => finishAudio(end, sink, () => ({ status: 502, body: nativeBody(noAudio(), '') })),
         });
       });
     },

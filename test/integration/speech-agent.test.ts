@@ -52,7 +52,9 @@ test('the key is accepted in X-AGENT-SECRET, Authorization or X-API-Key; a wrong
     await res.arrayBuffer();
   }
   t.is((await agent(voiceRequest(16000), { 'x-agent-secret': 'vn_sk_' + 'C'.repeat(32) })).status, 401);
-  t.is((await agent(voiceRequest(16000), {})).status, 401);
+  const missing = await agent(voiceRequest(16000), { 'x-agent-secret': '' });
+  t.is(missing.status, 401);
+  t.regex(((await missing.json()) as { message: string }).message, /X-AGENT-SECRET: <API_KEY>/, 'the 401 names the header this route takes');
   t.is((await agent(voiceRequest(16000), { 'x-agent-secret': apiKey, authorization: `Bearer ${apiKey}` })).status, 400);
 });
 

@@ -190,6 +190,18 @@ test.serial('/audio/speech cut short: a streamed transfer is cut; a whole WAV, n
   t.is(job.audioUrl, undefined);
 });
 
+test.serial('/audio/speech mp3 and opus failing before the encoder sent a byte: a proper 500 api_error (refunded), not a connection closed without a status', async (t) => {
+  useEngine(failAfter(1));
+  const { apiKey, before } = await account();
+  for (const format of ['mp3', 'opus'] as const) {
+    const res = await post('/audio/speech', { input: SENTENCE, response_format: format }, apiKey);
+    t.is(res.status, 500, format);
+    t.is(res.headers.get('content-type'), 'application/json; charset=utf-8', format);
+    t.like((await res.json()).error, { type: 'api_error', code: null }, format);
+  }
+  t.is(await remainingTokens(p, apiKey), before);
+});
+
 test.serial('/audio/speech sse cut short: speech.audio.error ends the stream, no speech.audio.done, refunded', async (t) => {
   useEngine(failAfter(1));
   const { apiKey, before } = await account();
