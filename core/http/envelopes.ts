@@ -41,12 +41,14 @@ export function toApiError(err: unknown, logger?: Logger): ApiError {
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // co-body marks an unparseable JSON body with status 400 and the raw `body`.
+    // co-body marks an unparseable JSON body by giving the parser's SyntaxError status 400 and the raw `body`
+    // (only a SyntaxError: an upstream client's error of that shape, thrown by a plugin, is not the caller's JSON).
+    const bodyParse = status === 400 && err instanceof SyntaxError && e.type === undefined && 'body' in err;
     // The JSON parser refuses a "__proto__" key (prototype pollution): valid JSON, an unacceptable field, as any unknown one.
-    if (status === 400 && /forbidden prototype property/.test(e.message ?? '')) {
+    if (bodyParse && /forbidden prototype property/.test(e.message ?? '')) {
       return new ApiError(400, ['"__proto__" is not allowed'], { code: 'VALIDATION_FAILED' });
     }
-    if (status === 400 && e.type === undefined && 'body' in (err as object)) {
+    if (bodyParse) {
       // Strict parsing takes an object or an array only: `null`, `"abc"` or `5` is JSON, just not a request body.
       const scalar = /only supports object and array/.test(e.message ?? '');
       return new ApiError(400, scalar ? 'The request body must be a JSON object.' : 'Request body is not valid JSON.', { code: 'INVALID_JSON' });

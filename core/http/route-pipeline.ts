@@ -125,7 +125,8 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     state.outcome = outcome;
     state.auth = null;
     const held: Charge[] = [];
-    state.billing = requestBilling(ctx, services, held);
+    const tally = newTally();
+    state.billing = requestBilling(ctx, services, held, tally);
     let errorCode: string | null = null;
 
     // The log phase runs once the response has ended AND the route's own work is done: a client that
@@ -133,7 +134,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
     let handlerFinished = false;
     const waiting: { resume?: () => void } = {};
     const record = () => {
-      const publication = recordOutcome(ctx, services, def, durations, errorCode);
+      const publication = recordOutcome(ctx, services, def, durations, errorCode, tally);
       if (publication) drain.hold(publication);
       if (held.length > 0) drain.hold(releaseHolds(ctx, services, held, publication));
       if (outcome.afterPublished.length > 0) drain.hold(runAfterPublished(ctx, services, publication));
@@ -196,14 +197,23 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
       } catch (err) {
         const apiError = toApiError(err, services.logger);
         errorCode = apiError.fields.usageCode ?? null;
-        if (outcome.tokensCharged > 0 && apiError.status >= 500 && outcome.tokensRefunded === 0) {
-          services.logger.error('route failed after charging without refunding', { route: def.name, requestId: state.requestId });
-        }
+        // A client that left is charged as a disconnect (SPEC Billing rule 3); any other refusal or failure it is told of is not billed.
+        if (apiError.status !== CLIENT_CLOSED_REQUEST) await refundUnsettled(ctx, services, def, held, tally);
         sendError(ctx as unknown as Koa.Context, apiError, envelope, state.requestId);
       }
     }
   };
 }
+
+/** What the request's billing actually moved: the outcome event reports these, whatever a route annotated. */
+interface BillingTally {
+  charged: number;
+  refunded: number;
+  /** charges with a refund applied (whole or part) */
+  refundedCharges: Set<string>;
+}
+
+const newTally = (): BillingTally => ({ charged: 0, refunded: 0, refundedCharges: new Set() });
 
 /**
  * Charges of the request, recorded on its outcome. A charge is held under
@@ -212,7 +222,7 @@ export function routePipeline(def: RouteDefinition, services: PipelineServices, 
  * applied by the route's own writer (`POST /tts`, with its job) is settled
  * by that record instead.
  */
-function requestBilling(ctx: RouteContext, services: PipelineServices, held: Charge[]): RequestBilling {
+function requestBilling(ctx: RouteContext, services: PipelineServices, held: Charge[], tally: BillingTally): RequestBilling {
   return {
     async charge({ engine, tokens, write, grants }) {
       const auth = ctx.state.auth;
@@ -223,15 +233,42 @@ function requestBilling(ctx: RouteContext, services: PipelineServices, held: Cha
         engine, tokens, route: ctx.state.outcome.route, requestId: ctx.state.requestId, write, grants, hold,
       });
       if (hold) held.push(charge);
+      tally.charged += charge.tokens;
       ctx.state.outcome.tokensCharged += charge.tokens;
       ctx.state.outcome.grantId = charge.grantId;
       return charge;
     },
     async refund(charge, tokens) {
       const amount = Math.min(tokens ?? charge.tokens, charge.tokens);
-      if (await services.billing.refund(charge, amount)) ctx.state.outcome.tokensRefunded += amount;
+      if (await services.billing.refund(charge, amount)) {
+        tally.refunded += amount;
+        tally.refundedCharges.add(charge.id);
+        ctx.state.outcome.tokensRefunded += amount;
+      }
     },
   };
+}
+
+/**
+ * The route refused or failed after charging and gave nothing back: core
+ * refunds its held charges (SPEC Billing rule 3: a refusal is not billed; a
+ * failure is refunded), so a plugin that prices first and checks after, or
+ * throws by mistake, never keeps the money. A charge the route refunded even
+ * in part was its decision and stays as it left it. A refund that cannot be
+ * made now keeps its hold: the hold recovery refunds it (at the latest when
+ * this process stops).
+ */
+async function refundUnsettled(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, held: Charge[], tally: BillingTally): Promise<void> {
+  for (const charge of [...held]) {
+    if (tally.refundedCharges.has(charge.id)) continue;
+    services.logger.warn('route answered an error after charging; core refunds the charge', { route: def.name, requestId: ctx.state.requestId, tokens: charge.tokens });
+    try {
+      await ctx.state.billing.refund(charge);
+    } catch (err) {
+      services.logger.error('could not refund the charge of a failed request; its hold stays for the recovery', { err: err as Error, route: def.name, requestId: ctx.state.requestId });
+      held.splice(held.indexOf(charge), 1);
+    }
+  }
 }
 
 /**
@@ -299,12 +336,29 @@ function recordedStatus(ctx: RouteContext): number {
  * durable: on the bus, or kept for the spill relay when the bus refused
  * it), null when there is none.
  */
-function recordOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, durations: DurationSeries, errorCode: string | null): Promise<boolean> | null {
+function recordOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, durations: DurationSeries, errorCode: string | null, tally: BillingTally): Promise<boolean> | null {
   const outcome = ctx.state.outcome;
   const status = recordedStatus(ctx);
   durations(status)((performance.now() - ctx.state.startedAt) / 1000);
-  if (!outcome.tracked || outcome.skip) return null;
+  // A request that moved money is in usage whether or not its route is tracked: usage must add up to the ledger.
+  if ((!outcome.tracked && tally.charged === 0) || outcome.skip) return null;
+  settleTokenFigures(ctx, services, def, tally);
   return publishOutcome(ctx, services, def, status, errorCode);
+}
+
+/**
+ * Usage reports the tokens the request's billing moved. A route that wrote
+ * other figures on its outcome (a charge it never made) is logged and
+ * overruled, so usage and the ledger agree.
+ */
+function settleTokenFigures(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, tally: BillingTally): void {
+  const outcome = ctx.state.outcome;
+  if (outcome.tokensCharged === tally.charged && outcome.tokensRefunded === tally.refunded) return;
+  services.logger.warn('route annotated token figures its billing did not move; usage reports the ledger\'s', {
+    route: def.name, requestId: ctx.state.requestId, annotated: { charged: outcome.tokensCharged, refunded: outcome.tokensRefunded }, billed: { charged: tally.charged, refunded: tally.refunded },
+  });
+  outcome.tokensCharged = tally.charged;
+  outcome.tokensRefunded = tally.refunded;
 }
 
 async function publishOutcome(ctx: RouteContext, services: PipelineServices, def: RouteDefinition, status: number, errorCode: string | null): Promise<boolean> {
