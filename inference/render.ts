@@ -108,23 +108,33 @@ export interface RenderFailure {
   outage?: true;
 }
 
+/**
+ * What a failed job tells its owner (`GET /tts/{id}`, the `tts.job.failed`
+ * webhook). Engine, storage and process errors carry host names, file paths
+ * and stderr; those go to the log, and the job gets one of these instead.
+ * Only messages written for the caller (a refusal, nothing to speak) pass.
+ */
+const PUBLIC_MESSAGES = {
+  synthesis_unavailable: 'No speech engine could render this job. Submit the text again in a few minutes.',
+  synthesis_timeout: 'Rendering took too long and was stopped. Submit the text again.',
+  synthesis_failed: 'Synthesis failed. Submit the text again; if it keeps failing, contact support with the job id.',
+} as const;
+
 export function classifyRenderError(err: unknown): RenderFailure {
-  const message = err instanceof Error ? err.message : String(err);
   if (err instanceof ModerationRefusal || (err instanceof DomainError && err.kind === 'unprocessable')) {
     return { code: 'content_rejected', message: 'The text was refused by content moderation.', retryable: false };
   }
-  if (err instanceof NoAudioError) return { code: 'synthesis_failed', message, retryable: false };
-  if (err instanceof VoiceConfigError) return { code: 'synthesis_unavailable', message, retryable: false };
+  if (err instanceof NoAudioError) return { code: 'synthesis_failed', message: err.message, retryable: false };
+  if (err instanceof VoiceConfigError) return { code: 'synthesis_unavailable', message: PUBLIC_MESSAGES.synthesis_unavailable, retryable: false };
   if (err instanceof EngineUnavailableError || err instanceof EncoderUnavailableError) {
-    return { code: 'synthesis_unavailable', message, retryable: true };
+    return { code: 'synthesis_unavailable', message: PUBLIC_MESSAGES.synthesis_unavailable, retryable: true };
   }
   if (isAbortError(err) || (err instanceof Error && err.name === 'TimeoutError')) {
-    return { code: 'synthesis_timeout', message, retryable: true };
+    return { code: 'synthesis_timeout', message: PUBLIC_MESSAGES.synthesis_timeout, retryable: true };
   }
-  if (isUnreachableDependency(err)) return { code: 'synthesis_unavailable', message, retryable: true, outage: true };
+  if (isUnreachableDependency(err)) return { code: 'synthesis_unavailable', message: PUBLIC_MESSAGES.synthesis_unavailable, retryable: true, outage: true };
   // A voice that no longer resolves or a request the engine refuses will not get better on retry.
-  if (isRefusal(err) || err instanceof RangeError) {
-    return { code: 'synthesis_failed', message, retryable: false };
-  }
-  return { code: 'synthesis_failed', message, retryable: true };
+  if (isRefusal(err)) return { code: 'synthesis_failed', message: (err as Error).message, retryable: false };
+  if (err instanceof RangeError) return { code: 'synthesis_failed', message: PUBLIC_MESSAGES.synthesis_failed, retryable: false };
+  return { code: 'synthesis_failed', message: PUBLIC_MESSAGES.synthesis_failed, retryable: true };
 }

@@ -67,6 +67,23 @@ test('render failures are classified: unavailable and timeouts retry, refusals d
   t.like(classifyRenderError(new Error('espeak-ng exited with 1')), { code: 'synthesis_failed', retryable: true });
 });
 
+test('a failed job never shows its owner the engine\'s internals (binary, exit code, stderr, hosts, paths); refusals and nothing-to-speak keep their words', (t) => {
+  const internal = [
+    new Error('espeak-ng exited with 1: simulated failure'),
+    new EngineUnavailableError('inference service at http://10.0.0.7:8000 unreachable: ECONNREFUSED'),
+    new RangeError('invalid blob key: "jobs/x"'),
+    Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+    Object.assign(new Error('connection 4 to 127.0.0.1:27017 closed'), { name: 'MongoNetworkError' }),
+  ];
+  for (const err of internal) {
+    const { message } = classifyRenderError(err);
+    t.false(/espeak|exited|stderr|10\.0\.0\.7|127\.0\.0\.1|ECONN|blob key|aborted due/.test(message), message);
+    t.regex(message, /Submit the text again/);
+  }
+  t.is(classifyRenderError(new ApiError(400, 'Unknown voice')).message, 'Unknown voice');
+  t.is(classifyRenderError(new NoAudioError('The engine produced no audio for this text.')).message, 'The engine produced no audio for this text.');
+});
+
 test('a store out of reach or a full disk is an outage the job waits out, not one of its attempts; an engine down stays an attempt', (t) => {
   t.like(classifyRenderError(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })), { retryable: true, outage: true });
   t.like(classifyRenderError(Object.assign(new Error('connection 4 to 127.0.0.1:27017 closed'), { name: 'MongoNetworkError' })), { retryable: true, outage: true });
