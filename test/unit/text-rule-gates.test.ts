@@ -20,6 +20,10 @@ const PIECES = [
   '1m7', '2m5', '5x20m', ' x ', 'x', '10 - 3 = 7', '6 : 2 = 3', '0x1F', '140/90mmHg', ' tỷ ', 'triệu ', 'Sáng 15.6', '15.6', 'đồng/lượng',
   '/người/tháng', '/cp', '(+1,02%)', ' +15', '(+84) ', '912 345 678', '1900 54 54 54', 'gọi ', 'Tổng đài ', '113', '114, 115', '17.4.1', 'v1.2.3',
   ' ko', ' dc', ' j', ' r', 'ng ', ' vs ', 'mn', '10am', '2pm', ' AM', 'a.m.', '7g30', 'Napoleon ', 'III', 'Louis XIV', 'Type ', 'thế giới II',
+  // Emoji, emoticons, licence plates, chat words with their neighbours, electrical units, team names and long codes.
+  '😀', '🎉', '❤️', '👍🏽', '🇻🇳', '1️⃣', '⭐', '★', '©', ' :)', ':(', ' :D', ' ^^', ' <3', ' :))', ' =))', ':v', ' x', '29A-123.45', '30E-12345',
+  '29B1-', ' kh', ' bn', ' biết', ' tiền', 'các ', ' ơi', 'giá ', 'hay ', '5V/2A', 'sạc ', '2A', '10mA', 'Việt Nam ', ' Thái Lan', '1-2', '1tr25',
+  'mã đơn hàng ', 'Mã vận đơn: ', 'hộ chiếu số ', 'số hợp đồng ', 'DH12345', 'C1234567', '123456789',
   ...Object.keys(CURRENCY_BEFORE), ...Object.keys(CURRENCY_AFTER), ...Object.keys(UNITS), ...Object.keys(SCALE_SUFFIXES), ...Object.keys(ABBREVIATIONS),
 ];
 

@@ -89,6 +89,13 @@ export const UNITS: Record<string, string> = {
   MW: 'mê ga oát',
   W: 'oát',
   mAh: 'mi li am pe giờ',
+  // Electrical units. A bare "A" is not here (it is also a class or a house number, "lớp 12A"): readUnits reads
+  // amperes only after volts ("5V/2A") or a word about current ("sạc 2A").
+  Ah: 'am pe giờ',
+  mA: 'mi li am pe',
+  kVA: 'ki lô vôn am pe',
+  kV: 'ki lô vôn',
+  mV: 'mi li vôn',
   V: 'vôn',
   GHz: 'gi ga héc',
   MHz: 'mê ga héc',

@@ -11,7 +11,9 @@ import {
   expandAbbreviations, readCurrencies, readDates, readFractions, readLongNumberRuns, readNegatives, readOrdinals,
   readPercentages, readPhoneNumbers, readRanges, readRemainingNumbers, readRomanNumerals,
   readCodes, readPerUnit, readTeencode, readVersions, readArithmetic, readScaleSuffixes, readUnitRanges, readSigns, readSymbols, readTimes, readUnits, separateCodeHyphens, joinSpacedThousands, collapseWhitespace, trimEnds, type Rule,
+  dropEmoji, dropEmoticons, readPlates,
   ABBREVIATION_GATE, ARITHMETIC_GATE, CODE_GATE, TEENCODE_GATE, VERSION_GATE, CURRENCY_GATE, DATE_GATE, PER_UNIT_GATE, UNIT_GATE, UNIT_RANGE_GATE,
+  EMOJI_GATE, EMOTICON_GATE, PLATE_GATE,
 } from './rules.ts';
 
 export interface PreparedText {
@@ -57,6 +59,9 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'stripZeroWidth', rule: stripZeroWidth, gate: ZERO_WIDTH_GATE },
   { name: 'capCombiningRuns', rule: capCombiningRuns, gate: null },
   { name: 'NFC', rule: (t) => t.normalize('NFC'), gate: null },
+  // Emoji and emoticons are not read (espeak said emoji by name); a blank takes their place.
+  { name: 'dropEmoji', rule: dropEmoji, gate: EMOJI_GATE },
+  { name: 'dropEmoticons', rule: dropEmoticons, gate: EMOTICON_GATE },
   { name: 'applyCueTags', rule: applyCueTags, gate: /\[/ },
   // A run longer than MAX_NUMBER_RUN (32) is 33 or more digits, dots and commas in a row.
   { name: 'readLongNumberRuns', rule: readLongNumberRuns, gate: /[0-9.,]{33}/ },
@@ -67,6 +72,8 @@ export const GATED_PIPELINE: ReadonlyArray<{ name: string; rule: Rule; gate: Reg
   { name: 'joinSpacedThousands', rule: joinSpacedThousands, gate: null },
   // Before the phone and number rules: a code after "mã", "OTP", "mật khẩu" is read digit by digit.
   { name: 'readCodes', rule: readCodes, gate: CODE_GATE },
+  // Before the phone, decimal and range rules: "29A-123.45" is a licence plate.
+  { name: 'readPlates', rule: readPlates, gate: PLATE_GATE },
   // Also the emergency numbers 111 to 115 ("gọi 113").
   { name: 'readPhoneNumbers', rule: readPhoneNumbers, gate: /0\d|\+84|11[1-5]/ },
   // Before the date and decimal rules: "17.4.1" is a version, "10 - 3 = 7" a subtraction, "6 : 2 = 3" no ratio.

@@ -52,6 +52,39 @@ function readDigitGroups(run: string): string {
 export const readLongNumberRuns: Rule = (text) =>
   text.replace(numberRunRe, (run) => (run.length > MAX_NUMBER_RUN ? readDigitGroups(run) : run));
 
+/**
+ * Emoji are decoration, not words: espeak-ng read them by their CLDR name ("😀" as "mặt cười toe toét"). A run of
+ * pictographs, skin tones, flags (regional indicators) and tag characters becomes a space, so emoji between two
+ * sentences or glued to a word part them like a blank; the variation selectors and the keycap mark are dropped in
+ * place ("1️⃣" is "1"). "©", "®", "™", "‼", "⁉" are text symbols and stay. A star after a rating is "sao" ("5⭐").
+ */
+const EMOJI_CLASS = String.raw`★☆\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\u{E0020}-\u{E007F}\uFE0E\uFE0F\u20E3`;
+const emojiRunRe = re(`(?:(?![©®‼⁉™])[${EMOJI_CLASS}])+`);
+const SELECTORS_ONLY = /^[\uFE0E\uFE0F\u20E3]+$/u;
+const starRatingRe = re(String.raw`(?<![\p{N}.,])(\d{1,2}(?:[.,]\d)?)\s?(?:⭐|★|🌟)\uFE0F?`);
+/** What dropEmoji needs: one of the characters it drops (wider: "©" passes). */
+export const EMOJI_GATE = new RegExp(`[${EMOJI_CLASS}]`, 'u');
+export const dropEmoji: Rule = (text) =>
+  text
+    .replace(starRatingRe, '$1 sao')
+    .replace(emojiRunRe, (run) => (SELECTORS_ONLY.test(run) ? '' : ' '));
+
+/**
+ * Emoticons standing alone as a token (":)", ":((", ":D", ";)", "=))", ":v", "^^", "^_^", "-_-", "T_T", "<3", "xD",
+ * "@@") are not read: left, their colons were dropped as punctuation and "<3" read "ba". Only between blanks (or
+ * before punctuation): "8:30", "1:2", "x<3" and a score are untouched, and neither "<3" nor ":3" after a number or
+ * a lone letter ("x <3", "2 :3" compare).
+ */
+const EMOTICON = String.raw`[:;]['’]?-?(?:\)+|\(+|D+|[pP])|:['’]?-?[v3*oO|/<>]|=(?:\)+|\(+|D|P)|\^[_.-]?\^+|<\/?3+|[-T>oO]_[-T<oO]|-\.-|xD+|@@`;
+/** A run of emoticons (":):)"): the look-ahead and back-reference match it atomically, so a long run is tried once. */
+const emoticonRe = re(String.raw`(?<!\S)(?=((?:${EMOTICON})+))\1(?=$|\s|[.,!?;…])`);
+/** What dropEmoticons needs: an emoticon after a blank or at the start (no end check). */
+export const EMOTICON_GATE = new RegExp(String.raw`(?<!\S)(?:${EMOTICON})`, 'u');
+const comparedBefore = /(?:^|[^\p{L}\p{N}])(?:\p{L}|\p{N}+)\s$/u;
+export const dropEmoticons: Rule = (text) =>
+  text.replace(emoticonRe, (m, _run: string, offset: number, all: string) =>
+    (/\d$/u.test(m) && precededBy(all, offset, comparedBefore, 20) ? m : ' '));
+
 const abbreviationRe = re(`${START}(${alternation(Object.keys(ABBREVIATIONS))})${END}`);
 const districtRe = re(`${START}Q\\.\\s?(?=\\d)`);
 const wardRe = re(`${START}P\\.\\s?(?=\\d)`);
@@ -63,9 +96,16 @@ const wardRe = re(`${START}P\\.\\s?(?=\\d)`);
 export const ABBREVIATION_GATE = new RegExp(
   alternation([...new Set([...Object.keys(ABBREVIATIONS), 'Q.', 'P.'].map((key) => key.slice(0, 2)))]), 'u');
 
+/** "…/2019/NĐ-CP": an issuer code right after a document's year is read by readDates ("của Chính phủ"), not here. */
+const afterDocumentYear = (code: string, offset: number, all: string): boolean => {
+  if (!(code in DOCUMENT_ISSUERS)) return false;
+  const number = /(?<![\p{N}/.,])\d{1,4}\/(?:19|20)\d{2}\/$/u.exec(all.slice(Math.max(0, offset - 10), offset));
+  return number !== null && precededBy(all, offset - number[0].length, documentWordBefore, WINDOW);
+};
+
 export const expandAbbreviations: Rule = (text) =>
   text
-    .replace(abbreviationRe, (m) => ABBREVIATIONS[m] ?? m)
+    .replace(abbreviationRe, (m: string, _code: string, offset: number, all: string) => (afterDocumentYear(m, offset, all) ? m : ABBREVIATIONS[m] ?? m))
     .replace(districtRe, 'quận ')
     .replace(wardRe, 'phường ');
 
@@ -74,12 +114,26 @@ export const expandAbbreviations: Rule = (text) =>
  * "mn"/"mng" "mọi người" (espeak spelled them letter by letter). Whole words in lower case only ("K", "Ng." are
  * initials), never after a number ("50 k" is an amount), next to a sign or inside a code or an address ("r = 5",
  * "k-pop", "a/k/a", "đc:" is "địa chỉ"); "vs" only before a lower-case word ("Việt Nam vs Thái Lan" is versus);
- * "j" not after "i," (indices). Left out: "kh" (also "khách hàng"), "bn" (also "bao nhiêu").
+ * "j" not after "i," (indices). "kh" is also "khách hàng" ("kh đặt hàng"): "không" only before "?" ("đi kh?"), before
+ * a word that follows "không" in chat ("kh biết", "kh sao", "kh có") or at a clause's end after "hay", "được", "có"
+ * ("đi hay kh."). "bn" is "bạn" or "bao nhiêu": "bao nhiêu" before "tiền", "tuổi", "người", "lâu", "lần" and after
+ * "giá", "hết", "mất" at a clause's end; "bạn" after "các" and before "ơi"; anywhere else it is left.
  */
 const TEENCODE: Record<string, string> = {
   k: 'không', ko: 'không', hok: 'không', khum: 'không', dc: 'được', 'đc': 'được', j: 'gì', r: 'rồi', ng: 'người',
-  vs: 'với', mn: 'mọi người', mng: 'mọi người',
+  vs: 'với', mn: 'mọi người', mng: 'mọi người', kh: 'không', bn: 'bao nhiêu',
 };
+const AFTER_KHONG = [
+  'biết', 'có', 'sao', 'được', 'dc', 'đc', 'phải', 'cần', 'muốn', 'thể', 'ai', 'hiểu', 'nên', 'thích', 'thấy', 'chịu',
+  'còn', 'đâu', 'nha', 'nhé', 'hề', 'nhớ', 'kịp', 'dám', 'đủ', 'sợ', 'ạ', 'rảnh', 'tin', 'ngờ', 'ổn', 'đúng', 'bao giờ',
+];
+const khongAfter = new RegExp(`^(?:\\s?\\?|\\s(?:${alternation(AFTER_KHONG)})(?!\\p{L}))`, 'u');
+const clauseEndAfter = /^\s?(?:$|[.,;!?…)])/u;
+const khongWordBefore = /(?:^|[^\p{L}])(?:hay|được|đc|dc|có)\s$/u;
+const howMuchAfter = /^\s(?:tiền|tuổi|người|lâu|lần)(?!\p{L})/u;
+const priceWordBefore = /(?:^|[^\p{L}])(?:giá|hết|mất)\s$/u;
+const friendAround = (all: string, offset: number, end: number) =>
+  precededBy(all, offset, /(?:^|[^\p{L}])các\s$/u, 5) || followedBy(all, end, /^\sơi(?!\p{L})/u, 5);
 const teencodeRe = re(String.raw`(?<![\p{L}\p{N}@/_'’&=<>+*^.-]|\p{N}\s|[=<>+*^/-]\s)(${alternation(Object.keys(TEENCODE))})(?![\p{L}\p{N}@/_'’&-]|\s?[=<>+*^(]|\.\p{L}|:)`);
 /** What readTeencode needs: one of its words after a non-letter (a gate, wider than the rule). */
 export const TEENCODE_GATE = new RegExp(String.raw`(?<![\p{L}\p{N}])(?:${alternation(Object.keys(TEENCODE))})(?![\p{L}\p{N}])`, 'u');
@@ -89,6 +143,16 @@ export const readTeencode: Rule = (text) =>
   text.replace(teencodeRe, (m, word: string, offset: number, all: string) => {
     if (word === 'vs' && !followedBy(all, offset + m.length, lowerWordAfter, 2)) return m;
     if (word === 'j' && precededBy(all, offset, indexBefore, 4)) return m;
+    const end = offset + m.length;
+    if (word === 'kh') {
+      const khong = followedBy(all, end, khongAfter, 12)
+        || (followedBy(all, end, clauseEndAfter, 3) && precededBy(all, offset, khongWordBefore, 5));
+      return khong ? TEENCODE[word] : m;
+    }
+    if (word === 'bn') {
+      if (followedBy(all, end, howMuchAfter, 7) || (followedBy(all, end, clauseEndAfter, 3) && precededBy(all, offset, priceWordBefore, 5))) return TEENCODE[word];
+      return friendAround(all, offset, end) ? 'bạn' : m;
+    }
     return TEENCODE[word];
   });
 
@@ -102,11 +166,39 @@ const CODE_WORDS = ['mã', 'mã số', 'mã xác nhận', 'mã xác thực', 'm�
   .flatMap((w) => [w, w[0].toUpperCase() + w.slice(1), w.toUpperCase()]);
 const codeRe = re(String.raw`${START}(${alternation([...new Set([...CODE_WORDS, 'OTP', 'PIN'])])})((?: của bạn)?(?:\s?:\s?|\s(?:là\s)?))(\d{4,8})(?![\p{L}\p{N}]|[.,]\d)`);
 const unitAfter = new RegExp(`^\\s?(?:${alternation(Object.keys(UNITS))})(?![\\p{L}\\p{N}])`, 'u');
+/**
+ * "mã đơn hàng 123456789", "Mã vận đơn: SPX0123456789", "hộ chiếu số C1234567", "số hợp đồng 12345": an order,
+ * waybill, transaction, invoice, contract or passport number is a code too, 4 to 20 digits, maybe with capital
+ * letters before or after ("DH12345", "VN123456789VN"): the digits are read one by one, the letters left to be
+ * spelled. Not with a slash or a dot inside ("số hợp đồng 01/2024/HĐ" is the date rule's).
+ */
+const LONG_CODE_WORDS = [
+  'mã đơn', 'mã đơn hàng', 'mã vận đơn', 'số vận đơn', 'mã giao dịch', 'mã hóa đơn', 'mã hoá đơn', 'số hóa đơn', 'số hoá đơn',
+  'mã khách hàng', 'mã tra cứu', 'mã hợp đồng', 'số hợp đồng', 'hợp đồng số', 'hộ chiếu số', 'số hộ chiếu', 'mã bưu kiện',
+].flatMap((w) => [w, w[0].toUpperCase() + w.slice(1), w.toUpperCase()]);
+const longCodeRe = re(String.raw`${START}(${alternation(LONG_CODE_WORDS)})((?:\s?:\s?|\s(?:là\s)?)#?)([A-Z]{0,4})(\d{4,20})([A-Z]{0,4})(?![\p{L}\p{N}]|[.,/\-]\w)`);
 /** A gate wider than the rule (any case): cheap, and never says no where the rule would read a code. */
-export const CODE_GATE = /ã|otp|pin|khẩu|tê pê|pê i nờ/iu;
+export const CODE_GATE = /ã|otp|pin|khẩu|tê pê|pê i nờ|vận đơn|hợp đồng|hộ chiếu|hóa đơn|hoá đơn/iu;
 export const readCodes: Rule = (text) =>
-  text.replace(codeRe, (m, word: string, gap: string, digits: string, offset: number, all: string) =>
-    (followedBy(all, offset + m.length, unitAfter, 8) ? m : `${word}${gap}${readDigits(digits)}`));
+  text
+    .replace(longCodeRe, (m, word: string, gap: string, head: string, digits: string, tail: string, offset: number, all: string) =>
+      (followedBy(all, offset + m.length, unitAfter, 8) ? m
+        : `${word}${gap.replace('#', '')}${head ? `${head} ` : ''}${readDigits(digits)}${tail ? ` ${tail}` : ''}`))
+    .replace(codeRe, (m, word: string, gap: string, digits: string, offset: number, all: string) =>
+      (followedBy(all, offset + m.length, unitAfter, 8) ? m : `${word}${gap}${readDigits(digits)}`));
+
+/**
+ * Vietnamese licence plates, "29A-123.45", "51F-678.90", "30E-12345", "29B1-123.45", "80LD-1234": a province code
+ * (two digits, 11 to 99), a series of one or two capitals maybe with a digit, a hyphen, then 4 or 5 digits (a dot
+ * after the third). Read as traffic news reads them: the province code as a number, the series as written (its
+ * digit said), a pause, then the serial digit by digit ("hai mươi chín A, một hai ba bốn năm"), never a decimal
+ * ("một trăm hai mươi ba phẩy bốn mươi lăm") or a range ("A1-123" was "A một đến một trăm …").
+ */
+const plateRe = re(String.raw`(?<![\p{L}\p{N}.,/\-–])([1-9]\d)([A-Z]{1,2})(\d?)-(\d{3}\.\d{2}|\d{4,5})(?![\p{L}\p{N}]|[.,\-–]\d)`);
+export const PLATE_GATE = /\d[A-Z]{1,2}\d?-\d/u;
+export const readPlates: Rule = (text) =>
+  text.replace(plateRe, (m, province: string, series: string, seriesDigit: string, serial: string) =>
+    (+province < 11 ? m : `${readCardinal(province)} ${series}${seriesDigit ? ` ${readDigits(seriesDigit)}` : ''}, ${readDigits(serial)}`));
 
 /**
  * "1 000 000": one to three digits, then groups of exactly three after single
@@ -339,6 +431,25 @@ export const DATE_GATE = /\d[/.-]\d|háng \d/u;
 const DOCUMENT_WORDS = ['nghị định', 'thông tư', 'quyết định', 'nghị quyết', 'luật', 'công văn', 'chỉ thị', 'kết luận', 'pháp lệnh'];
 const documentWordBefore = wordsBefore(DOCUMENT_WORDS.flatMap((w) => [w, `${w} số`]));
 const documentNumberRe = re(String.raw`(?<![\p{N}/.,])(\d{1,4})\/((?:19|20)\d{2})(?!\p{N})(\/(?=\p{L}))?`);
+/**
+ * The issuer after a document's number, read as newsreaders do ("Nghị định 100/2019/NĐ-CP" is "… năm hai nghìn không
+ * trăm mười chín của Chính phủ", never "nghị định" twice). Codes not listed are left to the other rules.
+ */
+const DOCUMENT_ISSUERS: Record<string, string> = {
+  'NĐ-CP': 'của Chính phủ', 'NQ-CP': 'của Chính phủ', 'QĐ-TTg': 'của Thủ tướng Chính phủ', 'CT-TTg': 'của Thủ tướng Chính phủ',
+  'TT-BTC': 'của Bộ Tài chính', 'TT-BYT': 'của Bộ Y tế', 'TT-BGDĐT': 'của Bộ Giáo dục và Đào tạo', 'TT-NHNN': 'của Ngân hàng Nhà nước',
+};
+/** Not global: it is exec'd at one place at a time, where a global pattern would carry lastIndex between calls. */
+const documentIssuerRe = new RegExp(String.raw`^(${Object.keys(DOCUMENT_ISSUERS).join('|')})(?![\p{L}\p{N}-])`, 'u');
+const readDocumentNumber = (m: string, n: string, y: string, slash: string | undefined, offset: number, all: string): string => {
+  if (!precededBy(all, offset, documentWordBefore, WINDOW)) return m;
+  const issuer = slash ? documentIssuerRe.exec(all.slice(offset + m.length))?.[1] : undefined;
+  // The issuer's code is dropped by the caller's second pass (ISSUER_MARK), which knows where it ends.
+  return `${readCardinal(n)} năm ${readCardinal(y)}${issuer ? ` ${DOCUMENT_ISSUERS[issuer]}${ISSUER_MARK}` : slash ? ' ' : ''}`;
+};
+/** Marks where a document's issuer code follows its reading, so the code itself is taken out right after. */
+const ISSUER_MARK = '\u0000';
+const issuerCodeRe = re(String.raw`\u0000(?:${Object.keys(DOCUMENT_ISSUERS).join('|')})`);
 /** "Q1/2024", "Q3.2023": a quarter with its year; a bare "Q1" is left (it is also District 1). */
 const quarterRe = re(String.raw`${START}Q([1-4])[/.-]((?:19|20)\d{2})(?![\p{N}]|[.,]\d)`);
 /** "ngõ 34/5", "Hẻm 123/45/6": an address's parts are joined by "trên", never a fraction or a date. */
@@ -386,8 +497,7 @@ const readDotDayMonths: Rule = (text) =>
 
 export const readDates: Rule = (text) =>
   readDotDayMonths(readDayMonths(readDayLists(readIsoDates(text)
-    .replace(documentNumberRe, (m, n: string, y: string, slash: string | undefined, offset: number, all: string) =>
-      (precededBy(all, offset, documentWordBefore, WINDOW) ? `${readCardinal(n)} năm ${readCardinal(y)}${slash ? ' ' : ''}` : m))
+    .replace(documentNumberRe, readDocumentNumber).replace(issuerCodeRe, '')
     .replace(quarterRe, (_m, q: string, y: string) => `quý ${readCardinal(q)} năm ${readCardinal(y)}`)
     .replace(alleyRe, (_m, word: string, parts: string) => `${word} ${parts.split('/').map((n) => readCardinal(n)).join(' trên ')}`)
     .replace(dayMonthDashRe, ' đến ')
@@ -404,6 +514,8 @@ const hourMarkRe = re(String.raw`${START}(\d{1,2})h(\d{2})?(p|ph|')?${END}`);
 /** "1:10", "1:50.000": a colon between numbers; a ratio when the second is grouped or a ratio word comes before. */
 const ratioRe = re(String.raw`(?<![\p{N}:.,])(\d{1,3}(?:[.,]\d{3})*):(\d{1,3}(?:[.,]\d{3})+|\d{1,6})(?![\p{N}:]|[.,]\d)`);
 const ratioWordBefore = wordsBefore(['tỷ lệ', 'tỉ lệ', 'pha loãng']);
+/** Both sides must be numbers the number rules read: "1:30,200.000" mixes its separators (it threw). */
+const wholeNumber = new RegExp(`^(?:${NUMBER_PATTERN})$`, 'u');
 /** "pha 1:10 với nước": "pha" mixes only when what it mixes with follows ("pha 9:15" may be a play at 9:15). */
 const mixWordBefore = wordsBefore(['pha']);
 const mixedWithAfter = /^\s(?:với|vào|nước)(?!\p{L})/iu;
@@ -448,8 +560,8 @@ export const readTimes: Rule = (text) =>
     })
     .replace(southernHourRe, (m, h: string, mi: string) => readClock(h, mi, undefined, false) ?? m)
     .replace(ratioRe, (m, a: string, b: string, offset: number, all: string) =>
-      /[.,]/u.test(b) || precededBy(all, offset, ratioWordBefore, WINDOW)
-        || (precededBy(all, offset, mixWordBefore, WINDOW) && followedBy(all, offset + m.length, mixedWithAfter, 8))
+      wholeNumber.test(a) && wholeNumber.test(b) && (/[.,]/u.test(b) || precededBy(all, offset, ratioWordBefore, WINDOW)
+        || (precededBy(all, offset, mixWordBefore, WINDOW) && followedBy(all, offset + m.length, mixedWithAfter, 8)))
         ? `${readNumberToken(a)} trên ${readNumberToken(b)}`
         : m)
     .replace(hourRangeRe, (m, a: string, b: string) => (+a <= 24 && +b <= 24 ? `${readCardinal(a)} đến ` : m))
@@ -515,6 +627,8 @@ export const separateCodeHyphens: Rule = (text) => {
 const scoreWordBefore = new RegExp(String.raw`(?:^|[^\p{L}])(?:(?:[tT][ỷỉ] số(?: (?:chung cuộc|lên|là)){0,2}|thắng|thua|hòa|hoà|dẫn(?: trước)?|đánh bại|[kK]ết quả|[cC]hung cuộc(?: là)?)\s?:?|[hH]iệp \d{1,2}:)\s$`, 'u');
 /** Up to three capitalised words (a team's name, "U23 Thái Lan") between the word and the score. */
 const namesAtEnd = /(?<=\s)(?:\p{Lu}[\p{L}\p{N}]*\s){1,3}$/u;
+/** The same at the start of the text ("Arsenal 0-2 Chelsea"), where no blank stands before the name. */
+const namesAtStart = /^(?:\p{Lu}[\p{L}\p{N}]*\s){1,3}$/u;
 const teamAfter = /^\s\p{Lu}/u;
 /** What follows a score: the end, punctuation, or a word that is not a counted noun ("thắng 3-5 trận", "thua 2-3 bàn", "5-7 kg" are ranges). */
 const SCORE_FOLLOWERS = ['trước', 'tại', 'ở', 'và', 'sau', 'trong', 'khi', 'nhờ', 'với', 'hôm', 'ngày', 'tối', 'chiều', 'sáng', 'đêm', 'để', 'nhưng', 'rồi', 'qua', 'của', 'trên sân'];
@@ -523,6 +637,27 @@ const scoreFollows = endOrFollowedBy(`.,;:!?()\\]"”'’…`, SCORE_FOLLOWERS);
 const rangeWordBefore = wordsBefore(['từ', 'khoảng', 'tầm', 'chừng']);
 /** The next score of a list ("6-4, 6-7", "Hà Nội 2-1 HAGL, Viettel 1-2 Nam Định"): a comma or "và", team names either side. */
 const scoreListGap = /^(?:\s\p{Lu}[\p{L}\p{N}]*){0,3}\s?(?:,|;|và)\s(?:\p{Lu}[\p{L}\p{N}]*\s){0,3}$/u;
+/**
+ * "Việt Nam 1-2 Thái Lan", "Arsenal 0-2 Chelsea": a pair of small numbers (0 to 20) between two teams' names is a
+ * score, rising or not. Not when the word before numbers things ("Điều 5-7 Luật Đất đai", "Chương 1-3 Kinh Thánh")
+ * or the word after is counted ("Tăng 1-2 Độ" in a title-case headline).
+ */
+const NUMBERING_WORDS = [
+  'Điều', 'Khoản', 'Điểm', 'Chương', 'Mục', 'Phần', 'Trang', 'Bài', 'Câu', 'Tập', 'Lớp', 'Phòng', 'Tầng', 'Số', 'Quận',
+  'Phường', 'Tuổi', 'Ngày', 'Tháng', 'Năm', 'Thứ', 'Tuần', 'Kỳ', 'Kì', 'Khu', 'Lô', 'Dãy', 'Tòa', 'Toà', 'Nhà', 'Hẻm', 'Ngõ',
+  'Ngách', 'Đường', 'Tuyến', 'Xe', 'Ghế', 'Hàng', 'Cửa', 'Bàn', 'Cấp', 'Độ', 'Khóa', 'Khoá', 'Lần', 'Top', 'Size', 'Level',
+  'Mẫu', 'Loại', 'Hạng', 'Nhóm', 'Tổ', 'Đội', 'Vòng', 'Hiệp', 'Ván', 'Set', 'Game', 'Bảng', 'Trận', 'Từ', 'Khoảng', 'Tầm',
+  'Chừng', 'Gần', 'Hơn', 'Trên', 'Dưới', 'Tăng', 'Giảm', 'Mất', 'Còn', 'Có', 'Cần', 'Mỗi', 'Cả', 'Các', 'Những', 'Giờ',
+  'Mùng', 'Mồng', 'Hôm', 'Sáng', 'Trưa', 'Chiều', 'Tối', 'Đêm', 'Lúc', 'Tết',
+];
+const numberingWordBefore = new RegExp(`(?:^|[^\\p{L}])(?:${alternation(NUMBERING_WORDS)})\\s$`, 'u');
+const COUNTED_WORDS = [
+  'Nghìn', 'Ngàn', 'Triệu', 'Tỷ', 'Tỉ', 'Người', 'Ngày', 'Tháng', 'Năm', 'Giờ', 'Phút', 'Giây', 'Tuần', 'Lần', 'Độ', 'Điểm',
+  'Bàn', 'Trận', 'Tuổi', 'Con', 'Cái', 'Chiếc', 'Đồng', 'Tiếng', 'Mét', 'Lít', 'Tấn', 'Phần', 'Căn', 'Phòng', 'Ca', 'Mũi',
+  'Liều', 'Viên', 'Ly', 'Cốc', 'Chai', 'Bước', 'Cách', 'Km', 'Kg', 'Cm', 'Điều', 'Khoản', 'Chương', 'Trang', 'Tết',
+];
+const countedAfter = new RegExp(`^\\s(?:${alternation(COUNTED_WORDS)})(?!\\p{L})`, 'u');
+const SMALL_SCORE = 20;
 /** Not inside a chain ("4-4-2", "1/2-3/4") or a code ("B2-05": a letter before is checked where it matters). */
 const scoreRe = /(?<![\p{N}.,/\-–])(\d{1,2})\s?[-–]\s?(\d{1,2})(?![\p{N}/]|[.,\-–]\d)/gu;
 
@@ -536,14 +671,16 @@ export const readRanges: Rule = (text) => {
   return text
     .replace(scoreRe, (m, a: string, b: string, offset: number, all: string) => {
       const before = all.slice(Math.max(0, offset - WINDOW), offset);
-      const named = namesAtEnd.test(before);
+      const named = namesAtEnd.test(before) || (offset <= WINDOW && namesAtStart.test(before));
       const follows = followedBy(all, offset + m.length, scoreFollows, WINDOW)
         || (named && followedBy(all, offset + m.length, teamAfter, 2));
       if (!follows) return m;
       const listed = lastEnd >= 0 && offset - lastEnd <= WINDOW && scoreListGap.test(all.slice(lastEnd, offset));
       const worded = scoreWordBefore.test(before) || (named && scoreWordBefore.test(before.replace(namesAtEnd, '')));
       const descending = +a >= +b && (offset === 0 || !LETTER.test(pointBefore(all, offset))) && !rangeWordBefore.test(before);
-      if (!listed && !worded && !descending) return m;
+      const versus = named && +a <= SMALL_SCORE && +b <= SMALL_SCORE && followedBy(all, offset + m.length, teamAfter, 2)
+        && !numberingWordBefore.test(before) && !followedBy(all, offset + m.length, countedAfter, 10);
+      if (!listed && !worded && !descending && !versus) return m;
       lastEnd = offset + m.length;
       return `${readCardinal(a)} – ${readCardinal(b)}`;
     })
@@ -632,8 +769,15 @@ const SCALE_WORDS = ['tỷ', 'tỉ', 'triệu', 'nghìn', 'ngàn'];
 const unitRe = re(`(?<!\\p{N})${NUM}(?:\\s(${alternation(SCALE_WORDS)})(?=\\s))?\\s?(${UNIT_ALT})${END}`);
 /** "140/90mmHg", "1/2 kg": a slashed pair before a unit, read as readFractions reads it, then the unit. */
 const slashUnitRe = re(`(?<![\\p{N}/.,])(\\d{1,4})\\/(\\d{1,4})\\s?(${UNIT_ALT})${END}`);
-/** What readUnits needs: a digit or a scale word, maybe a space, then a unit. */
-export const UNIT_GATE = new RegExp(`(?:\\d|${alternation(SCALE_WORDS)})\\s?(?:${UNIT_ALT})`, 'u');
+/** What readUnits needs: a digit or a scale word, maybe a space, then a unit (or the "A" of amperes). */
+export const UNIT_GATE = new RegExp(`(?:\\d|${alternation(SCALE_WORDS)})\\s?(?:${UNIT_ALT}|A)`, 'u');
+/**
+ * "5V/2A", "5V 2A" (a charger's output): volts and amperes, "năm vôn, hai am pe" ("am pe" as in "mAh"). A bare "2A" is
+ * amperes only after a word about current ("sạc 2A", "dòng điện 2A", "cầu chì 10A"): "lớp 12A", "nhà 5A" are names.
+ */
+const voltAmpRe = re(`(?<![\\p{L}\\p{N}.,])${NUM}\\s?V(?:\\s?\\/\\s?|\\s)${NUM}\\s?A${END}`);
+const ampsRe = re(`(?<![\\p{L}\\p{N}.,])${NUM}\\s?A${END}`);
+const currentWordBefore = wordsBefore(['sạc', 'dòng', 'dòng điện', 'dòng sạc', 'dòng ra', 'cường độ', 'cầu chì', 'aptomat', 'cb', 'tối đa', 'output', 'input']);
 
 /**
  * "1m75", "1m7", "2m5": a height or a length, metres then centimetres or tenths. Never one digit 2 or 3 after the "m"
@@ -648,6 +792,9 @@ const decadeWordBefore = /(?:năm|thập niên|thập kỷ|thập kỉ)\s$/iu;
 export const readUnits: Rule = (text) =>
   text
     .replace(heightRe, (_m, metres: string, cm: string) => `${readCardinal(metres)} mét ${readCardinal(cm)}`)
+    .replace(voltAmpRe, (_m, volts: string, amps: string) => `${readNumberToken(volts)} vôn, ${readNumberToken(amps)} am pe`)
+    .replace(ampsRe, (m, amps: string, offset: number, all: string) =>
+      (precededBy(all, offset, currentWordBefore, 16) ? `${readNumberToken(amps)} am pe` : m))
     .replace(slashUnitRe, (_m, a: string, b: string, unit: string) => `${readSlashPair(a, b)} ${UNITS[unit]}`)
     .replace(unitRe, (m, num: string, scale: string | undefined, unit: string, offset: number, all: string) => {
       if (scale !== undefined) return unit.length < 2 ? m : `${readNumberToken(num)} ${scale} ${UNITS[unit]}`;
@@ -659,15 +806,18 @@ export const readUnits: Rule = (text) =>
 const scaleSuffixRe = re(`(?<!\\p{N})${NUM}(k|K|\\s?tr)${END}`);
 /**
  * "1tr2" (một triệu hai), "12tr5", "2tr990k", "2tr500": millions, then one digit said as it is written (hundreds of
- * thousands) or the thousands. Two digits ("1tr25") are left: "một triệu hai mươi lăm" would sound like 1,000,025.
+ * thousands) or the thousands. Two digits ("1tr25", 1,250,000) are tens of thousands, said in full ("một triệu hai
+ * trăm năm mươi nghìn"): "một triệu hai mươi lăm" would sound like 1,000,025.
  */
-const millionsAndRe = re(String.raw`(?<!\p{N})(\d{1,3})tr(?:(\d)|(\d{3})|(\d{1,3})[kK])${END}`);
+const millionsAndRe = re(String.raw`(?<!\p{N})(\d{1,3})tr(?:(\d)|(\d{2})|(\d{3})|(\d{1,3})[kK])${END}`);
 /** "màn hình 4K", "video 8K": a screen resolution, said with the letter's name, not an amount. */
 const RESOLUTIONS = new Set(['4K', '8K']);
 export const readScaleSuffixes: Rule = (text) =>
   text
-    .replace(millionsAndRe, (_m, millions: string, digit?: string, hundreds?: string, thousands?: string) =>
-      `${readCardinal(millions)} triệu ${digit !== undefined ? readDigits(digit) : `${readCardinal(hundreds ?? thousands!)} nghìn`}`)
+    .replace(millionsAndRe, (_m, millions: string, digit?: string, tens?: string, hundreds?: string, thousands?: string) => {
+      if (tens !== undefined) return readCardinal(`${millions}${tens}0000`);
+      return `${readCardinal(millions)} triệu ${digit !== undefined ? readDigits(digit) : `${readCardinal(hundreds ?? thousands!)} nghìn`}`;
+    })
     .replace(scaleSuffixRe, (m, num: string, s: string) => (RESOLUTIONS.has(m) ? `${readCardinal(num)} ca` : amount(num, s.trim())));
 
 /** "thứ 2", "THỨ 2"; not "thứ 1.000", which the cardinal rule reads whole. */
