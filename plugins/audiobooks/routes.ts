@@ -18,7 +18,7 @@ const CHAPTER_JSON_LIMIT = '2mb';
 
 /** Refusals every audiobook route may give (SPEC: live keys only; another account's book is 404). */
 const liveKeyOnly = '`live_key_required`: audiobooks take live keys (`vn_sk_…`) only';
-const bookNotFound = { 404: { description: '`book_not_found`: unknown, or another account\'s' } };
+const bookNotFound = { 404: { description: '`book_not_found`: no such audiobook, or another account\'s' } };
 const voiceRefusals = '`VOICE_NOT_FOUND`, `VOICE_ENGINE_MISMATCH` or a cloned voice (catalogue voices of the book\'s engine only)';
 
 export function registerAudiobookRoutes(route: RouteRegistrar, service: Service): void {
@@ -73,7 +73,7 @@ export function registerAudiobookRoutes(route: RouteRegistrar, service: Service)
           + `\`unknown_speaker\` (a segment's speaker is not in the cast); ${voiceRefusals}`,
         schema: chapterRefusalFields,
       },
-      404: { description: '`book_not_found`: unknown, or another account\'s; `chapter_not_found`: no chapter `appendTo`' },
+      404: { description: '`book_not_found`: no such audiobook, or another account\'s; `chapter_not_found`: no chapter `appendTo`' },
       409: {
         description: '`segment_mismatch` (`afterSegment` is not the chapter\'s segment count; shows how it ends), `duplicate_segments` (the chapter already ends with them), '
           + '`duplicate_chapter` (identical to the last chapter), `chapter_started` (append to a chapter that has started rendering), `cast_conflict` (the speaker has another voice)',

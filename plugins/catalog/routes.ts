@@ -11,6 +11,9 @@ export interface CatalogDeps {
   logger: Logger;
 }
 
+/** `resolveEngine`'s refusals (core/catalog.ts), documented on every listing that takes `?engine=`. */
+const engineRefusals = { 400: { description: '`ENGINE_RETIRED` (`v3`, retired on 2026-09-24) or `UNKNOWN_ENGINE` (an engine this service does not serve)' } };
+
 export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps): void {
   route({
     method: 'GET', path: '/engines', auth: 'none', name: 'engines', summary: 'Engines served and their billing multipliers',
@@ -23,7 +26,7 @@ export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps):
   route({
     method: 'GET', path: '/emotion-tags', auth: 'none', name: 'emotion_tags', summary: 'Reading styles and inline cue tags of an engine',
     request: { query: engineQuery },
-    responses: { 200: { description: 'Styles (none on v4) and cue tags of the engine', schema: emotionTagsResponse } },
+    responses: { 200: { description: 'Styles (none on v4) and cue tags of the engine', schema: emotionTagsResponse }, ...engineRefusals },
     handler: async (ctx, { query }) => {
       const key = deps.catalog.resolveEngine(query.engine);
       ctx.body = { engine: key, styles: STYLES_BY_ENGINE[key] ?? [], cueTags: CUE_TAGS, emotions: EMOTIONS };
@@ -33,7 +36,7 @@ export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps):
   route({
     method: 'GET', path: '/voices', auth: 'optional', name: 'voices', summary: 'Voices of an engine; a key adds your cloned voices',
     request: { query: engineQuery },
-    responses: { 200: { description: 'The catalogue voices of the engine, and your cloned voices when a key is sent', schema: voicesResponse } },
+    responses: { 200: { description: 'The catalogue voices of the engine, and your cloned voices when a key is sent', schema: voicesResponse }, ...engineRefusals },
     handler: async (ctx, { query }) => {
       const key = deps.catalog.resolveEngine(query.engine);
       try {
@@ -51,7 +54,7 @@ export function registerCatalogRoutes(route: RouteRegistrar, deps: CatalogDeps):
   route({
     method: 'GET', path: '/audio/voices', auth: 'required', name: 'audio_voices', summary: 'Voice ids of an engine (compatible listing)',
     request: { query: engineQuery },
-    responses: { 200: { description: 'Catalogue voice ids of the engine', schema: audioVoicesResponse } },
+    responses: { 200: { description: 'Catalogue voice ids of the engine', schema: audioVoicesResponse }, ...engineRefusals },
     handler: async (ctx, { query }) => {
       const key = deps.catalog.resolveEngine(query.engine);
       const voices = await deps.catalog.list({ engine: key, accountId: null });

@@ -35,7 +35,11 @@ export default definePlugin({
       request: { body: dialogueBody },
       responses: {
         201: { description: 'The rendered dialogue', schema: dialogueResponse },
-        400: { description: 'Empty or over-long turn list, unknown voice, a voice of another engine, unreadable text, `CLONE_ENGINE_RETIRED` (with `engine`)', schema: Joi.object({ engine: Joi.string() }) },
+        400: {
+          description: 'Empty or over-long turn list, unreadable text, `NOTHING_TO_SPEAK`; `VOICE_NOT_FOUND` (an unknown voice, or a clone that is not yours), `VOICE_ENGINE_MISMATCH`, `VOICE_AMBIGUOUS`, '
+            + '`CLONE_UNAVAILABLE` (the clone\'s reference recording was removed), `CLONE_ENGINE_RETIRED` (with `engine`), `ENGINE_RETIRED`, `UNKNOWN_ENGINE`',
+          schema: Joi.object({ engine: Joi.string() }),
+        },
         403: { description: 'The grant cannot pay' },
         422: { description: '`CONTENT_REJECTED` (only with aiRefine)' },
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },

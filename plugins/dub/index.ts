@@ -69,7 +69,10 @@ export default definePlugin({
       form: dubForm,
       responses: {
         201: { description: 'The dubbed recording and its source transcript', schema: dubResponse },
-        400: { description: 'No audio, an unsupported or over-long recording, no speech recognised, unknown voice' },
+        400: {
+          description: '`FILE_REQUIRED` (no recording, or one sent as a text field), an unsupported (`UNSUPPORTED_AUDIO`) or over-long (`AUDIO_TOO_LONG`) recording, no speech recognised (`NO_SPEECH`), '
+            + '`VOICE_NOT_FOUND` (an unknown voice), `VOICE_ENGINE_MISMATCH`, `VOICE_AMBIGUOUS`, a cloned voice, `ENGINE_RETIRED`, `UNKNOWN_ENGINE`',
+        },
         403: { description: 'The grant cannot pay for a recording this long' },
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
         502: { description: 'Speech recognition failed; nothing charged' },

@@ -9,6 +9,9 @@ import type { createJobsService } from './service.ts';
 
 type JobsService = ReturnType<typeof createJobsService>;
 
+/** The handler echoes the key first thing, so every answer from it carries it; a refusal before the handler (401, 413, 415, validation, the rate limit) does not. */
+const idempotencyEcho = { 'Idempotency-Key': 'echoes the request\'s Idempotency-Key, as sent (also on a refusal of the handler, an invalid key included)' };
+
 export function registerJobRoutes(route: RouteRegistrar, idempotency: IdempotencyStore, service: JobsService, logger: Pick<Logger, 'warn'>): void {
   route<SubmitJobBody, unknown>({
     method: 'POST', path: '/tts', auth: 'required', rateClass: 'speech', name: 'tts', tracked: true, jsonLimit: TEXT_BODY_LIMIT,
@@ -23,16 +26,21 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
         description: 'Queued, or completed at once from the cache',
         schema: submitJobResponse,
         headers: {
-          'Idempotency-Key': 'echoes the request\'s Idempotency-Key',
+          ...idempotencyEcho,
           'Idempotent-Replayed': '`true` when this is the stored answer of an earlier request with the same key',
         },
       },
-      400: { description: 'Unknown voice, a voice of another engine, text too long or unreadable, retired engine, `IDEMPOTENCY_KEY_INVALID`, `CLONE_ENGINE_RETIRED` (with `engine`)', schema: cloneRefusalFields },
-      403: { description: 'The grant cannot pay: `GRANT_TOKENS_EXHAUSTED`, `GRANT_EXPIRED`, `GRANT_INACTIVE`, `PLAN_ENGINE_NOT_INCLUDED`' },
-      409: { description: '`IDEMPOTENCY_IN_FLIGHT`: the first request with this key is still running; retry in 1 second with the same key' },
-      422: { description: '`CONTENT_REJECTED` (moderation, only with aiRefine) or `IDEMPOTENCY_KEY_REUSED`' },
-      429: { description: '`GRANT_DAILY_LIMIT`, `GRANT_WEEKLY_LIMIT` (with `resetAt`), `CONCURRENT_CONFLICT`, `QUEUE_FULL`, `USER_QUEUE_FULL` (nothing charged)' },
-      503: { description: 'Too many long texts are being prepared right now, or `IDEMPOTENCY_UNAVAILABLE`: the Idempotency-Key cannot be checked while the counters store is unreachable (`Retry-After: 5`); retry shortly, nothing was charged' },
+      400: {
+        description: '`VOICE_NOT_FOUND` (an unknown voice, or a clone that is not yours), `VOICE_ENGINE_MISMATCH` (a voice of another engine), `VOICE_AMBIGUOUS` (several of your clones have that name), '
+          + '`CLONE_UNAVAILABLE` (the clone\'s reference recording was removed), `CLONE_ENGINE_RETIRED` (with `engine`), `ENGINE_RETIRED`, `UNKNOWN_ENGINE`, `IDEMPOTENCY_KEY_INVALID`; text too long or unreadable',
+        schema: cloneRefusalFields, headers: idempotencyEcho,
+      },
+      403: { description: 'The grant cannot pay: `GRANT_TOKENS_EXHAUSTED`, `GRANT_EXPIRED`, `GRANT_INACTIVE`, `PLAN_ENGINE_NOT_INCLUDED`', headers: idempotencyEcho },
+      409: { description: '`IDEMPOTENCY_IN_FLIGHT`: the first request with this key is still running; retry in 1 second with the same key', headers: idempotencyEcho },
+      422: { description: '`CONTENT_REJECTED` (moderation, only with aiRefine) or `IDEMPOTENCY_KEY_REUSED`', headers: idempotencyEcho },
+      429: { description: '`GRANT_DAILY_LIMIT`, `GRANT_WEEKLY_LIMIT` (with `resetAt`), `CONCURRENT_CONFLICT`, `QUEUE_FULL`, `USER_QUEUE_FULL` (nothing charged)', headers: idempotencyEcho },
+      500: { description: 'The job could not be accepted; nothing was charged, or what was charged is refunded', headers: idempotencyEcho },
+      503: { description: 'Too many long texts are being prepared right now, or `IDEMPOTENCY_UNAVAILABLE`: the Idempotency-Key cannot be checked while the counters store is unreachable (`Retry-After: 5`); retry shortly, nothing was charged', headers: idempotencyEcho },
     },
     handler: async (ctx, { body }) => {
       const auth = ctx.state.auth!;
@@ -62,7 +70,7 @@ export function registerJobRoutes(route: RouteRegistrar, idempotency: Idempotenc
     description: 'Poll every 2 to 3 seconds until `completed` or `failed`; a failed job answers 200 with status `failed`. Not throttled.',
     responses: {
       200: { description: 'The job', schema: jobResponse },
-      404: { description: '`JOB_NOT_FOUND`: unknown, or another account\'s' },
+      404: { description: '`JOB_NOT_FOUND`: no such job, or another account\'s' },
     },
     handler: async (ctx) => {
       ctx.body = await service.getOne(ctx.params.jobId, ctx.state.auth!.accountId);

@@ -71,7 +71,11 @@ export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechServi
           'X-Stream-Heartbeat': { description: 'WAV streams only: most seconds between heartbeats', schema: Joi.number() },
         },
       },
-      400: { description: 'Unknown voice or format, conflicting sampleRate, an engine that does not stream, a missing, foreign or unavailable clone, `CLONE_ENGINE_RETIRED` (with `engine`)', schema: Joi.object({ engine: Joi.string() }) },
+      400: {
+        description: '`VOICE_NOT_FOUND` (an unknown voice, or a clone that is not yours), `VOICE_ENGINE_MISMATCH`, `VOICE_AMBIGUOUS`, `CLONE_UNAVAILABLE` (the clone\'s reference recording was removed), '
+          + '`CLONE_ENGINE_RETIRED` (with `engine`), `SAMPLE_RATE_CONFLICT` (a sampleRate opus or ulaw cannot take), `STREAM_UNSUPPORTED` (an engine that does not stream), `ENGINE_RETIRED`, `UNKNOWN_ENGINE`; an unknown format',
+        schema: Joi.object({ engine: Joi.string() }),
+      },
       403: { description: 'The grant cannot pay' },
       422: { description: '`CONTENT_REJECTED` (moderation, only with aiRefine)' },
       429: { description: '`STREAM_CONCURRENCY` (4 open streams per grant; 2 per signed-in person), a spent cap, `CONCURRENT_CONFLICT`; nothing charged' },
@@ -90,7 +94,7 @@ export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechServi
     request: { body: agentSpeechBody, query: agentSpeechQuery },
     responses: {
       200: { description: 'Raw PCM', contentType: 'application/octet-stream', headers: { 'X-Sample-Rate': { ...sampleRateHeader, required: true } } },
-      400: { description: 'Not a voice-request, empty text, unsupported rate, unknown voice' },
+      400: { description: 'Not a voice-request, empty text, unsupported rate; `VOICE_NOT_FOUND` (an unknown voice), `VOICE_ENGINE_MISMATCH`, `VOICE_AMBIGUOUS`, a cloned voice, `ENGINE_RETIRED`, `UNKNOWN_ENGINE`' },
       403: { description: 'The grant cannot pay' },
       429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },
       502: { description: 'The worker produced no audio; refunded. The body has only `statusCode` and `message`' },

@@ -50,7 +50,11 @@ export default definePlugin({
       form: srtForm,
       responses: {
         201: { description: 'The dubbed subtitles', schema: srtResponse },
-        400: { description: 'No file, a file that is not valid SRT (`SRT_INVALID` with `cue` and `line`, `SRT_EMPTY`), a track that ends past `SRT_MAX_SECONDS` (`SRT_TOO_LONG` with `cue`), unknown voice, unreadable text, `NOTHING_TO_SPEAK`', schema: srtRefusalFields },
+        400: {
+          description: '`FILE_REQUIRED` (no file, or the file sent as a text field), a file that is not valid SRT (`SRT_INVALID` with `cue` and `line`, `SRT_EMPTY`), a track that ends past `SRT_MAX_SECONDS` (`SRT_TOO_LONG` with `cue`), '
+            + '`VOICE_NOT_FOUND`, `VOICE_ENGINE_MISMATCH`, `VOICE_AMBIGUOUS`, `CLONE_UNAVAILABLE`, `CLONE_ENGINE_RETIRED` (with `engine`), `ENGINE_RETIRED`, `UNKNOWN_ENGINE`, unreadable text, `NOTHING_TO_SPEAK`',
+          schema: srtRefusalFields,
+        },
         403: { description: 'The grant cannot pay' },
         422: { description: '`CONTENT_REJECTED` (only with aiRefine)' },
         429: { description: 'A spent cap or `CONCURRENT_CONFLICT`' },

@@ -12,9 +12,9 @@ export interface UsageQuery {
 
 export const usageQuery = Joi.object<UsageQuery>({
   from: isoCalendarDate().messages({ 'date.format': 'from must be an ISO 8601 date', 'date.base': 'from must be an ISO 8601 date' })
-    .description(`start of the window; default ${DEFAULT_WINDOW_DAYS} days before \`to\`; at most ${MAX_WINDOW_DAYS} days`).example('2026-10-01'),
+    .description(`start of the window: an ISO 8601 date (\`2026-10-01\`, from 00:00 UTC) or date-time (\`2026-10-01T07:00:00+07:00\`); default ${DEFAULT_WINDOW_DAYS} days before \`to\`; at most ${MAX_WINDOW_DAYS} days`).example('2026-10-01'),
   to: isoCalendarDate().messages({ 'date.format': 'to must be an ISO 8601 date', 'date.base': 'to must be an ISO 8601 date' })
-    .description('end of the window; default now'),
+    .description('end of the window: an ISO 8601 date (`2026-11-01` is 00:00 UTC that day) or date-time; default now').example('2026-11-01'),
   scope: Joi.string().valid('key', 'account').default('key').description('this key, or every key of the account'),
 });
 

@@ -9,7 +9,7 @@ import type { WebhookService } from './service.ts';
 export const WEBHOOK_ROUTES_PER_MINUTE = 20;
 
 export function registerWebhookRoutes(register: RouteRegistrar, service: WebhookService): void {
-  const notFound = { 404: { description: '`WEBHOOK_NOT_FOUND`: unknown, or another account\'s' } };
+  const notFound = { 404: { description: '`WEBHOOK_NOT_FOUND`: no such endpoint, or another account\'s' } };
   const route = <B, Q>(def: Omit<RouteDefinition<B, Q>, 'auth' | 'perMinute' | 'tracked'>) =>
     register<B, Q>({ ...def, auth: 'required', perMinute: WEBHOOK_ROUTES_PER_MINUTE, tracked: false });
 
@@ -18,7 +18,10 @@ export function registerWebhookRoutes(register: RouteRegistrar, service: Webhook
     request: { body: createWebhookBody },
     responses: {
       201: { description: 'The endpoint, with its signing secret shown this once', schema: createdEndpointResponse },
-      400: { description: 'A URL that is not https, carries credentials, or resolves to a private address (`WEBHOOK_URL_…`), or an unknown `apiKeyId`' },
+      400: {
+        description: 'A URL that is not https (`WEBHOOK_URL_NOT_HTTPS`), carries credentials (`WEBHOOK_URL_CREDENTIALS`), resolves to a private address (`WEBHOOK_URL_BLOCKED`), does not resolve (`WEBHOOK_URL_UNRESOLVABLE`) '
+          + 'or does not parse (`WEBHOOK_URL_INVALID`), or an `apiKeyId` that is not an active key of the account (`WEBHOOK_API_KEY_UNKNOWN`)',
+      },
     },
     handler: async (ctx, { body }) => {
       ctx.status = 201;

@@ -1,9 +1,8 @@
 import type Joi from 'joi';
 import type { HeaderDoc, MountDefinition, OperationDoc, RouteDefinition } from '../../plugin.ts';
 import { API_PREFIX } from '../app.ts';
-import { compatErrorSchema, nativeErrorSchema } from './envelopes.ts';
 import { toJsonSchema, type JsonSchema } from './json-schema.ts';
-import { assembleResponses, coreAnswersOf, HEADER_COMPONENTS, rateHeadersOnSuccess } from './responses.ts';
+import { assembleResponses, coreAnswersOf, envelopeComponents, HEADER_COMPONENTS } from './responses.ts';
 
 /**
  * The API reference as an OpenAPI 3.1 document, built from the routes and
@@ -67,19 +66,16 @@ function security(auth: RouteDefinition['auth'], extraKeyHeader: string | undefi
 }
 
 function routeOperation(def: RouteDefinition & { plugin: string }, params: string[], hasOAuth: boolean): JsonSchema {
-  const core = coreAnswersOf(def);
+  const ways = security(def.auth, def.extraKeyHeader, hasOAuth);
+  // An operation that takes OAuth access tokens documents their verifier's refusals (its 401 and 403), whatever the route answers itself.
+  const core = { ...coreAnswersOf(def), oauth: ways.some((way) => 'oauth2' in way) };
   const responses = assembleResponses(def.responses ?? {}, core);
-  if (core.rateLimited && def.auth === 'required') {
-    for (const [status, response] of Object.entries(responses)) {
-      if (Number(status) < 300) (response as { headers: JsonSchema }).headers = { ...(response.headers as JsonSchema), ...rateHeadersOnSuccess() };
-    }
-  }
   const op: JsonSchema = {
     operationId: def.name,
     tags: [def.plugin],
     summary: def.summary ?? def.name,
     ...(def.description ? { description: def.description } : {}),
-    security: security(def.auth, def.extraKeyHeader, hasOAuth),
+    security: ways,
     'x-plugin': def.plugin,
     'x-rate-limited': core.rateLimited,
   };
@@ -158,7 +154,7 @@ export function buildOpenApiDocument(input: ReferenceInput): JsonSchema {
     tags: input.plugins.filter((p) => used.has(p.id)).map((p) => ({ name: p.id, description: p.description })),
     paths,
     components: {
-      schemas: { NativeError: toJsonSchema(nativeErrorSchema), CompatError: toJsonSchema(compatErrorSchema) },
+      schemas: { NativeError: envelopeComponents().native, CompatError: envelopeComponents().compat },
       headers: HEADER_COMPONENTS,
       securitySchemes,
     },
