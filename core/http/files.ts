@@ -20,6 +20,26 @@ export interface FileDeps {
 /** Blob keys that name the job whose audio they hold: `jobs/<id>.wav` (rendered) and `speech/<id>.<ext>` (saved copies). */
 const OWNING_JOB = /^(?:jobs|speech)\/(job_[0-9a-f-]{36})\.[a-z0-9]+$/;
 
+/** Where the removal of a damaged file is remembered: its other links (cache hits that paid for it too) still answer 410 and refund. */
+const damageMarkOf = (key: string) => `damaged/${key}`;
+
+/** Refunds each of these jobs that paid and was not refunded yet (once per charge); whether `caller`'s own tokens came back now. */
+async function refundPayers(deps: FileDeps, jobIds: Array<string | undefined>, caller: string | undefined): Promise<boolean> {
+  let callerRefunded = false;
+  for (const jobId of new Set(jobIds)) {
+    const job = jobId ? await deps.jobs.get(jobId) : null;
+    if (!job?.charge || job.refunded) continue;
+    const refunded = await deps.billing.refund(job.charge);
+    await deps.jobs.markRefunded(job.id);
+    if (jobId === caller) callerRefunded = refunded;
+  }
+  return callerRefunded;
+}
+
+const damaged = (refunded: boolean) => new ApiError(410, `The audio file behind this link was damaged in storage; it has been removed${refunded ? ' and its tokens were refunded' : ''}. Submit the text again to render it afresh.`, {
+  code: 'AUDIO_DAMAGED',
+});
+
 /**
  * A stored file that fails its check is never served: it is removed, the
  * jobs known to have paid for it are refunded (once per charge): the job the
@@ -27,24 +47,26 @@ const OWNING_JOB = /^(?:jobs|speech)\/(job_[0-9a-f-]{36})\.[a-z0-9]+$/;
  * job that rendered the file) and the job that rendered it. The download
  * answers 410 AUDIO_DAMAGED in the native envelope, telling the caller to
  * submit again (a damaged file is never a cache hit, so that renders afresh).
+ * The removal leaves a mark under the key, so that a later download through
+ * another link to the same file (another cache hit that paid for it) gets the
+ * same 410 and its own refund, rather than a 404 that keeps its tokens.
  */
 async function discardDamagedAudio(deps: FileDeps, key: string, linkJob: string | undefined): Promise<never> {
   deps.logger.error('stored audio is damaged; removing it', { key });
+  // The mark first: should the removal or a refund fail, the next download still finds the damage.
+  await deps.blobs.put(damageMarkOf(key), Buffer.from(new Date().toISOString()), 'text/plain')
+    .catch((err: unknown) => deps.logger.warn('damaged audio not marked', { key, err: err as Error }));
   await deps.blobs.delete(key).catch((err: unknown) => deps.logger.warn('damaged audio not removed', { key, err: err as Error }));
   const owner = OWNING_JOB.exec(key)?.[1];
   const caller = linkJob ?? owner;
-  let callerRefunded = false;
-  for (const jobId of new Set([caller, owner])) {
-    const job = jobId ? await deps.jobs.get(jobId) : null;
-    if (!job?.charge || job.refunded) continue;
-    const refunded = await deps.billing.refund(job.charge);
-    await deps.jobs.markRefunded(job.id);
-    if (jobId === caller) callerRefunded = refunded;
-  }
-  const paid = callerRefunded ? ' and its tokens were refunded' : '';
-  throw new ApiError(410, `The audio file behind this link was damaged in storage; it has been removed${paid}. Submit the text again to render it afresh.`, {
-    code: 'AUDIO_DAMAGED',
-  });
+  throw damaged(await refundPayers(deps, [caller, owner], caller));
+}
+
+/** A file removed as damaged: this link's job is refunded if it paid (once), and the answer is the same 410. */
+async function answerRemovedAsDamaged(deps: FileDeps, key: string, linkJob: string | undefined): Promise<void> {
+  if (!(await deps.blobs.exists(damageMarkOf(key)))) return;
+  const caller = linkJob ?? OWNING_JOB.exec(key)?.[1];
+  throw damaged(await refundPayers(deps, [caller], caller));
 }
 
 /**
@@ -131,6 +153,7 @@ export function fileRoutes(deps: FileDeps): Router {
     }
     const state = await inspectStoredAudio(deps.blobs, key);
     if (state === 'corrupt') await discardDamagedAudio(deps, key, job);
+    if (state === 'missing') await answerRemovedAsDamaged(deps, key, job);
     const opened = state === 'ok' ? await deps.blobs.open(key) : null;
     if (!opened) throw gone();
     let blob: { info: BlobInfo; stream: Readable } | null = opened;

@@ -99,7 +99,9 @@ for (const [what, damage] of [
     t.like(error, { statusCode: 410, code: 'AUDIO_DAMAGED' });
     t.truthy(error.traceId);
     t.is(await balance(acct.apiKey), 10_000, 'the job that paid for the damaged file is refunded');
-    t.is((await fetch(job.audioUrl)).status, 404, 'the damaged file is gone; a second download refunds nothing more');
+    const again = await fetch(job.audioUrl);
+    t.is(again.status, 410, 'the damaged file is gone, and its link still says why');
+    t.notRegex((await again.json()).message, /refunded/, 'a second download refunds nothing more');
     t.is(await balance(acct.apiKey), 10_000);
   });
 }
@@ -126,8 +128,31 @@ test('a damaged file reached through a cache hit\'s link refunds the cache hit\'
   t.is(res.status, 410);
   t.regex((await res.json()).message, /its tokens were refunded/);
   t.is(await balance(acct.apiKey), 10_000, 'both jobs that paid for the file are refunded, once each');
-  t.is((await fetch(rendered.audioUrl)).status, 404);
+  t.is((await fetch(rendered.audioUrl)).status, 410);
   t.is(await balance(acct.apiKey), 10_000);
+});
+
+test('SPEC billing rule 3: every job that paid for a file found damaged is refunded, however many cache hits shared it and whichever link comes first', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 10_000 } });
+  const text = `Ba lần đọc dùng chung một tệp, rồi tệp hỏng, mã ${randomUUID().slice(0, 8)}.`;
+  const first = await submit(acct.apiKey, text);
+  await finished(acct.apiKey, first.body.jobId);
+  const price = 10_000 - (await balance(acct.apiKey));
+  const second = await submit(acct.apiKey, text);
+  const third = await submit(acct.apiKey, text);
+  t.is(await balance(acct.apiKey), 10_000 - 3 * price, 'a render and two cache hits, each charged');
+  const file = blobFile(first.body.jobId);
+  await writeFile(file, (await readFile(file)).subarray(0, -1001));
+
+  const viaThird = await fetch(third.body.audioUrl);
+  t.is(viaThird.status, 410);
+  t.is(await balance(acct.apiKey), 10_000 - price, 'the third job and the render are refunded');
+  const viaSecond = await fetch(second.body.audioUrl);
+  t.is(viaSecond.status, 410, 'the file was removed as damaged: still 410, not a 404 that keeps the tokens');
+  t.like(await viaSecond.json(), { code: 'AUDIO_DAMAGED' });
+  t.is(await balance(acct.apiKey), 10_000, 'the second cache hit is refunded too');
+  t.is((await fetch(second.body.audioUrl)).status, 410);
+  t.is(await balance(acct.apiKey), 10_000, 'once');
 });
 
 test('SPEC billing rule 3: the inference worker refunds a queued job that produces no audio', async (t) => {
