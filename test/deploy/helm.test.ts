@@ -5,6 +5,9 @@ import path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { loadConfig } from '../../config/load.ts';
 import { importFeatures } from '../../core/kernel/loader.ts';
+import { ServiceRegistry } from '../../core/kernel/registry.ts';
+import { coreServiceFactories } from '../../core/kernel/runtime.ts';
+import { engineFeaturesOf, wireFeatures } from '../../core/kernel/wiring.ts';
 import { KUBE_VERSION, readText, requireTools, run, type DeployTools } from './tools.ts';
 
 /**
@@ -16,7 +19,10 @@ import { KUBE_VERSION, readText, requireTools, run, type DeployTools } from './t
  * their fields. Then what the tools cannot know: every pod would pass the
  * platform's own configuration check, and the chart keeps the rules of
  * issue 15 (node directly, probes on the ops port, grace above the shutdown
- * timeout, one Deployment per pipelines entry, GPU inference).
+ * timeout, one Deployment per pipelines entry, GPU inference), every
+ * background worker of the API pods' plugins runs in some Deployment (wired
+ * as the kernel wires it), and no values entry overrides a variable the chart
+ * sets itself.
  */
 const CHART = path.resolve('helm/vieneu-tts');
 const PRODUCTION = path.join(CHART, 'ci/production-values.yaml');
@@ -197,10 +203,7 @@ test('settings come from the ConfigMap, secrets from existing Secrets by name an
 test('every rendered pod passes the platform\'s own configuration check, and its PLUGINS and MODULES load', async (t) => {
   const tools = await requireTools(t);
   if (!tools) return;
-  const secrets: Record<string, string> = {
-    MONGODB_URL: 'mongodb://mongo:27017/?replicaSet=rs0', REDIS_URL: 'redis://redis:6379', CLICKHOUSE_PASSWORD: 'x',
-    ADMIN_TOKEN: 'admin-token-0123456789', URL_SIGNING_SECRET: 'signing-secret-0123456789', METRICS_TOKEN: 'metrics-token-0123456789',
-  };
+  const secrets = SECRETS;
   for (const values of [[], [PRODUCTION]] as const) {
     const { manifests } = template(tools, values);
     const configMap = named(manifests, 'ConfigMap', 'rel-config')!.data!;
@@ -316,4 +319,127 @@ test('the production values file is what the schema accepts and names no value t
   if (!tools) return;
   writeFileSync(path.join(dir, 'typo.yaml'), 'api:\n  replica: 3\n');
   t.not(run(tools.helm, ['lint', CHART, '-f', path.join(dir, 'typo.yaml')]).status, 0, 'api.replica (typo) is refused');
+});
+
+const SECRETS: Record<string, string> = {
+  MONGODB_URL: 'mongodb://mongo:27017/?replicaSet=rs0', REDIS_URL: 'redis://redis:6379', CLICKHOUSE_PASSWORD: 'x',
+  ADMIN_TOKEN: 'admin-token-0123456789', URL_SIGNING_SECRET: 'signing-secret-0123456789', METRICS_TOKEN: 'metrics-token-0123456789',
+};
+
+/**
+ * The background workers a process with this environment registers, by the
+ * kernel's own wiring (core/kernel/platform.ts: core's services, then every
+ * PLUGINS and MODULES feature's register), on the embedded adapters in place
+ * of MongoDB, Redis, Kafka and ClickHouse. Rejects as start-up would, e.g.
+ * `plugin "audiobooks" cannot start: "audiobooks" needs service "core.engine"`
+ * when no loaded module provides the engine. The kernel starts a worker only
+ * where its role is in ROLES.
+ */
+async function wiredWorkers(env: NodeJS.ProcessEnv): Promise<Array<{ name: string; role: string }>> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vieneu-wiring-'));
+  const { MONGODB_URL: _m, REDIS_URL: _r, KAFKA_BROKERS: _k, CLICKHOUSE_URL: _c, VOICE_MODELS: _v, ...embedded } = env;
+  const config = loadConfig({ ...embedded, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+  const features = await importFeatures(config);
+  const registry = new ServiceRegistry();
+  const core = coreServiceFactories(config, {
+    lifecycle: { shuttingDown: new AbortController().signal, deadline: () => null },
+    engineFeatures: () => engineFeaturesOf(features), credentialVerifiers: () => [],
+  });
+  for (const factory of core.factories) registry.provide(factory, 'core');
+  try {
+    const wired = await wireFeatures(features, registry, config.source);
+    return wired.workers.map(({ name, role }) => ({ name, role }));
+  } finally {
+    await registry.close(() => undefined);
+    await core.closeLast();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+test('every background worker of the plugins the API pods load runs in some Deployment that loads the plugin, has the worker\'s role and the services it needs (audiobooks render)', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  for (const values of [[], [PRODUCTION]] as const) {
+    const label = values.length ? 'production values' : 'default values';
+    const { manifests } = template(tools, values);
+    const configMap = named(manifests, 'ConfigMap', 'rel-config')!.data!;
+    const pods = byKind(manifests, 'Deployment').map((d) => ({ name: d.metadata.name, env: { ...configMap, ...SECRETS, ...envOf(d) } as NodeJS.ProcessEnv }));
+    const api = pods.find((p) => p.name === 'rel-api')!;
+    const apiPlugins = loadConfig(api.env).plugins;
+    // Wired from the API pods' own PLUGINS: every worker of those plugins, whatever its role (the api role's run there).
+    const needed = (await wiredWorkers(api.env)).filter((w) => apiPlugins.includes(w.name.split(':')[0]!) && w.role !== 'api');
+    // The defect this guards against: a started book stays `queued` when these run nowhere.
+    for (const [name, role] of [['audiobooks:scheduler', 'pipelines'], ['audiobooks:mastering', 'pipelines'], ['audiobooks:renderer', 'inference']]) {
+      t.true(needed.some((w) => w.name === name && w.role === role), `${label}: the wiring finds ${name} (${role})`);
+    }
+    const runs = new Map<string, string[]>();
+    for (const pod of pods.filter((p) => p !== api)) {
+      const roles = loadConfig(pod.env).roles as string[];
+      let workers: Array<{ name: string; role: string }> = [];
+      try {
+        workers = await wiredWorkers(pod.env);
+      } catch (err) {
+        t.fail(`${label}: ${pod.name} would not start: ${(err as Error).message}`);
+      }
+      for (const w of workers.filter((x) => roles.includes(x.role))) runs.set(w.name, [...(runs.get(w.name) ?? []), pod.name]);
+      // A process with the engine's module but without the inference role reaches the inference Service, never a local engine.
+      const modules = pod.env.MODULES!.split(',');
+      if (modules.includes('inference') && !roles.includes('inference')) t.is(pod.env.INFERENCE_URL, 'http://rel-inference:9090', `${label}: ${pod.name} has INFERENCE_URL`);
+    }
+    for (const w of needed) t.true(runs.has(w.name), `${label}: ${w.name} (role ${w.role}) runs in no Deployment: add its plugin to the PLUGINS of a ${w.role} Deployment`);
+    t.like(envOf(named(manifests, 'Deployment', 'rel-audiobooks')!), { ROLES: 'pipelines', MODULES: 'inference', PLUGINS: 'audiobooks', INFERENCE_URL: 'http://rel-inference:9090' });
+    t.true(envOf(named(manifests, 'Deployment', 'rel-inference')!).PLUGINS!.split(',').includes('audiobooks'), `${label}: the inference pods load audiobooks`);
+  }
+});
+
+test('the chart refuses values that would leave audiobooks without their scheduler or renderer', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-values-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const entries = parse(readText(path.join(CHART, 'values.yaml'))).pipelines.deployments as Array<{ name: string }>;
+  const without = path.join(dir, 'without-audiobooks.json');
+  writeFileSync(without, JSON.stringify({ pipelines: { deployments: entries.filter((e) => e.name !== 'audiobooks') } }));
+  const noScheduler = template(tools, [without]);
+  t.not(noScheduler.status, 0);
+  t.regex(noScheduler.stderr, /no pipelines\.deployments entry runs their scheduler and mastering/);
+  const noRenderer = template(tools, [], ['inference.plugins=closed']);
+  t.not(noRenderer.status, 0);
+  t.regex(noRenderer.stderr, /inference\.plugins leaves audiobooks out/);
+  // Without audiobooks in the API pods, nothing is asked of the workers.
+  const off = template(tools, [without], ['api.plugins=catalog\\,account\\,speech\\,jobs\\,admin', 'inference.plugins=closed']);
+  t.is(off.status, 0, off.stderr);
+});
+
+test('no environment entry of the values may set a variable the chart sets itself (a second SHUTDOWN_TIMEOUT_SECONDS would outlive the grace period)', async (t) => {
+  const tools = await requireTools(t);
+  if (!tools) return;
+  const { manifests } = template(tools);
+  const values = parse(readText(path.join(CHART, 'values.yaml')));
+  const entries = values.pipelines.deployments as Array<{ name: string; env?: Record<string, string> }>;
+  // Every variable the chart writes into a pod's env itself, read from the rendering: not the values' own env maps, not secrets.
+  const fromValues = new Set([...entries.flatMap((e) => Object.keys(e.env ?? {})), ...Object.keys(values.secrets.env)]);
+  const chartSet = [...new Set(byKind(manifests, 'Deployment').flatMap((d) => Object.keys(envOf(d))))].filter((n) => !fromValues.has(n)).sort();
+  t.true(['ROLES', 'MODULES', 'PLUGINS', 'SHUTDOWN_TIMEOUT_SECONDS', 'PORT', 'INFERENCE_URL'].every((n) => chartSet.includes(n)), chartSet.join());
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-values-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const refused = (result: Rendered, where: string, name: string) => {
+    t.not(result.status, 0, `${where} may set ${name}`);
+    t.true(result.stderr.includes(`${where} sets ${name}, which the chart already sets`), `${where} ${name}: ${result.stderr}`);
+  };
+  for (const name of chartSet) refused(template(tools, [], [`extraEnv[0].name=${name}`, 'extraEnv[0].value=1']), 'extraEnv', name);
+  for (const where of ['api.extraEnv', 'pipelines.extraEnv', 'inference.extraEnv']) {
+    refused(template(tools, [], [`${where}[0].name=SHUTDOWN_TIMEOUT_SECONDS`, `${where}[0].value=600`]), where, 'SHUTDOWN_TIMEOUT_SECONDS');
+  }
+  refused(template(tools, [], ['secrets.env.SHUTDOWN_TIMEOUT_SECONDS.optional=true']), 'secrets.env', 'SHUTDOWN_TIMEOUT_SECONDS');
+  const envFile = path.join(dir, 'deployment-env.json');
+  writeFileSync(envFile, JSON.stringify({ pipelines: { deployments: entries.map((e, i) => (i === 0 ? { ...e, env: { ...e.env, SHUTDOWN_TIMEOUT_SECONDS: '600' } } : e)) } }));
+  refused(template(tools, [envFile]), `pipelines.deployments[${entries[0]!.name}].env`, 'SHUTDOWN_TIMEOUT_SECONDS');
+
+  // Other names pass, and INFERENCE_URL is the operator's to set when the chart runs no inference Deployment.
+  t.is(template(tools, [], ['extraEnv[0].name=NODE_OPTIONS', 'extraEnv[0].value=--max-old-space-size=400']).status, 0);
+  const external = template(tools, [], ['inference.enabled=false', 'api.extraEnv[0].name=INFERENCE_URL', 'api.extraEnv[0].value=http://inference.gpu:9090']);
+  t.is(external.status, 0, external.stderr);
+  t.is(envOf(named(external.manifests, 'Deployment', 'rel-api')!).INFERENCE_URL, 'http://inference.gpu:9090');
 });

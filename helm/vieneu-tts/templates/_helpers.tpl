@@ -44,6 +44,88 @@ vieneu.io/deployment: {{ .deployment }}
 {{- printf "%s:%s" $repository $tag -}}
 {{- end -}}
 
+{{/* INFERENCE_URL of the processes that reach the inference Deployment's engine (the remote engine). */}}
+{{- define "vieneu.inferenceUrl" -}}
+{{- printf "http://%s-inference:%v" (include "vieneu.fullname" .) .Values.inference.port -}}
+{{- end -}}
+
+{{/* PLUGINS of the inference pods: inference.plugins, else workerPlugins. */}}
+{{- define "vieneu.inferencePlugins" -}}
+{{- .Values.inference.plugins | default .Values.workerPlugins -}}
+{{- end -}}
+
+{{/*
+Variables the chart sets in pods' env itself, and what sets each. Another entry with the same
+name (extraEnv, pipelines.deployments[].env, secrets.env) would come later in the list and win:
+e.g. a second SHUTDOWN_TIMEOUT_SECONDS without terminationGracePeriodSeconds following it.
+*/}}
+{{- define "vieneu.reservedEnv" -}}
+ROLES: "from each Deployment's role"
+MODULES: "from each Deployment's role; pipelines.deployments[].modules for pipelines"
+PLUGINS: "from api.plugins, inference.plugins, pipelines.deployments[].plugins or workerPlugins"
+OPS_PORT: "from opsPort"
+SHUTDOWN_TIMEOUT_SECONDS: "from shutdownTimeoutSeconds; terminationGracePeriodSeconds follows it"
+PORT: "from api.port"
+INFERENCE_PORT: "from inference.port"
+INFERENCE_CONCURRENCY: "from inference.concurrency"
+VOICE_MODELS: "from inference.voiceModels"
+INFERENCE_URL: "from inference.port while inference.enabled; set it yourself only with inference.enabled=false, for an inference service outside this release"
+HOST: "0.0.0.0, where the probes and Services reach the pod"
+DATA_DIR: "/tmp/data, on the pod's emptyDir"
+{{- end -}}
+
+{{/*
+Refusals of values that would deploy a broken platform: `helm template`, `install` and `upgrade`
+fail before anything is applied (`helm lint` only lists a template's `fail` as [INFO]).
+*/}}
+{{- define "vieneu.checks" -}}
+{{- $reserved := include "vieneu.reservedEnv" . | fromYaml }}
+{{- if not .Values.inference.enabled }}
+{{- $_ := unset $reserved "INFERENCE_URL" }}
+{{- end }}
+{{- $lists := dict "extraEnv" .Values.extraEnv "api.extraEnv" .Values.api.extraEnv "pipelines.extraEnv" .Values.pipelines.extraEnv "inference.extraEnv" .Values.inference.extraEnv }}
+{{- range $where, $entries := $lists }}
+{{- range $entries }}
+{{- if hasKey $reserved (toString .name) }}
+{{- fail (printf "%s sets %s, which the chart already sets (%s): a second entry would override the chart's value. Leave it out." $where .name (get $reserved (toString .name))) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range .Values.pipelines.deployments }}
+{{- $where := printf "pipelines.deployments[%s].env" .name }}
+{{- range $name, $_ := (.env | default dict) }}
+{{- if hasKey $reserved $name }}
+{{- fail (printf "%s sets %s, which the chart already sets (%s): a second entry would override the chart's value. Leave it out." $where $name (get $reserved $name)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $name, $_ := .Values.secrets.env }}
+{{- if hasKey $reserved $name }}
+{{- fail (printf "secrets.env sets %s, which the chart already sets (%s): a second entry would override the chart's value. Leave it out." $name (get $reserved $name)) }}
+{{- end }}
+{{- end }}
+{{- /*
+Audiobooks (plugins/audiobooks) render only where their workers run: `scheduler` and `mastering`
+in a pipelines process and `renderer` in an inference process, each loading the plugin (PLUGINS);
+the plugin also needs the engine service, which MODULES=inference provides.
+*/}}
+{{- $apiPlugins := .Values.api.plugins | default "" }}
+{{- if and .Values.api.enabled (or (eq $apiPlugins "") (has "audiobooks" (splitList "," $apiPlugins))) }}
+{{- $scheduler := false }}
+{{- range .Values.pipelines.deployments }}
+{{- if and (has "audiobooks" (splitList "," (.plugins | default $.Values.workerPlugins))) (has "inference" (splitList "," .modules)) }}
+{{- $scheduler = true }}
+{{- end }}
+{{- end }}
+{{- if not $scheduler }}
+{{- fail "the API pods serve audiobooks (api.plugins), but no pipelines.deployments entry runs their scheduler and mastering: started books would stay queued. Add the entry of values.yaml (name: audiobooks, modules: inference, plugins: audiobooks, replicas: 1), or leave audiobooks out of api.plugins." }}
+{{- end }}
+{{- if and .Values.inference.enabled (not (has "audiobooks" (splitList "," (include "vieneu.inferencePlugins" .)))) }}
+{{- fail "the API pods serve audiobooks (api.plugins), but inference.plugins leaves audiobooks out: no process renders their chapters. Add audiobooks to inference.plugins, or leave it out of api.plugins." }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{- define "vieneu.terminationGracePeriodSeconds" -}}
 {{- add .Values.preStopSleepSeconds .Values.shutdownTimeoutSeconds .Values.terminationGraceMarginSeconds -}}
 {{- end -}}
