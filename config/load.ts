@@ -103,11 +103,18 @@ export class ConfigError extends Error {
 
 function readFileSettings(file: string | undefined): Record<string, unknown> {
   if (!file) return {};
+  let settings: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    settings = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
     throw new ConfigError(`CONFIG_FILE ${file} could not be read as JSON: ${(err as Error).message}`);
   }
+  // Spread, an array or a number would be read as no settings at all: the process would run on defaults, silently.
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    const held = settings === null ? 'null' : Array.isArray(settings) ? 'an array' : `a ${typeof settings}`;
+    throw new ConfigError(`CONFIG_FILE ${file} must hold a JSON object of settings (like {"PORT": 8080}), not ${held}`);
+  }
+  return settings as Record<string, unknown>;
 }
 
 /** `VOICE_MODELS=vi-north-female-mai=/models/mai,...` points catalogue voices at ONNX voice directories. */

@@ -21,6 +21,39 @@ const proxyList = Joi.string().allow('').default('').custom((value: string, help
   return value;
 });
 
+/** A host name (letters, digits, `-`, `_`, dot-separated labels) or a dotted IPv4 address. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
+
+/** What is wrong with one KAFKA_BROKERS entry, or null. */
+function brokerProblem(entry: string): string | null {
+  if (entry === '') return 'is empty';
+  // kafkajs 2.2 splits a seed broker at its first colon (connectionPoolBuilder), so no IPv6 literal reaches the broker.
+  const last = entry.lastIndexOf(':');
+  if (entry.startsWith('[') || ipaddr.IPv6.isValid(entry) || (last > 0 && ipaddr.IPv6.isValid(entry.slice(0, last)))) {
+    return 'is an IPv6 address, which kafkajs cannot take as a broker (it splits host:port at the first colon): give a host name that resolves to it';
+  }
+  const colon = entry.indexOf(':');
+  if (colon < 0) return 'has no port';
+  if (colon !== last) return 'is not host:port (no scheme, one colon)';
+  const host = entry.slice(0, colon);
+  const port = entry.slice(colon + 1);
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) return `has port "${port}", not a number from 1 to 65535`;
+  const valid = /^[\d.]+$/.test(host) ? ipaddr.IPv4.isValidFourPartDecimal(host) : HOST_NAME.test(host);
+  return valid ? null : `has host "${host}", neither a host name nor an IPv4 address`;
+}
+
+/** Kafka's seed brokers: `host:port`, comma-separated. */
+const brokerList = Joi.string().custom((value: string, helpers) => {
+  const entries = value.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const problem = brokerProblem(entry);
+    if (problem) {
+      return helpers.message({ custom: `"KAFKA_BROKERS" entry "${entry}" ${problem}; KAFKA_BROKERS must be a comma-separated list of host:port (a host name or IPv4 address, port 1-65535)` });
+    }
+  }
+  return entries.join(',');
+});
+
 /**
  * Every setting the platform reads, validated once at start-up. Values come
  * from the environment and, when `CONFIG_FILE` names a JSON file, from that
@@ -47,7 +80,7 @@ export const envSchema = Joi.object({
   SHUTDOWN_TIMEOUT_SECONDS: Joi.number().min(1).max(3600).default(25),
   LOG_LEVEL: Joi.string().valid('debug', 'info', 'warn', 'error', 'silent').default('info'),
 
-  KAFKA_BROKERS: Joi.string(),
+  KAFKA_BROKERS: brokerList,
   KAFKA_CLIENT_ID: Joi.string().default('vieneu-tts'),
   KAFKA_PARTITIONS: Joi.number().integer().min(1).max(256).default(6),
   // How often an api process publishes the events the bus refused (core/bus-spill.ts).

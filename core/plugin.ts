@@ -17,7 +17,9 @@ import type { ServiceFactory, ServiceRef } from './services.ts';
  * - Fastify: it declares the plugins it depends on (`dependsOn`) and the core
  *   API major version it was written for (`coreApi`); start-up refuses a
  *   missing dependency or a mismatched version by name. What it registers
- *   stays its own: a path claimed twice stops start-up.
+ *   stays its own: a path claimed twice (as the router matches paths: letter
+ *   case, a trailing slash and parameter names do not count) stops start-up,
+ *   and so does a setting that core or another feature already declares.
  * - Kong: core runs the request phases around every route (request id, auth,
  *   rate limit, body parsing and validation, the route's own error envelope,
  *   the outcome log phase after the response ends). A plugin only annotates.
@@ -91,7 +93,12 @@ export interface ResponseDoc {
 
 export interface RouteDefinition<B = any, Q = any> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** relative to /api/v1, Koa router syntax (`/tts/:jobId`) */
+  /**
+   * relative to /api/v1, Koa router syntax (`/tts/:jobId`); matched without
+   * regard to letter case or a trailing slash, and a static path wins over a
+   * parametric one that also matches (`/webhooks/notifications` over
+   * `/webhooks/:endpointId`)
+   */
   path: string;
   /** 'required' (401 without a key), 'optional' (a key adds data), 'none' */
   auth: 'required' | 'optional' | 'none';
@@ -171,7 +178,12 @@ export interface BackgroundWorker {
   start(): Promise<() => Promise<void>>;
 }
 
-/** A readiness check of the role that registered it (`/readyz`). */
+/**
+ * A readiness check of the role that registered it (`/readyz`). A failure
+ * reads `unreachable` when its error means a store or service could not be
+ * reached (core/unreachable.ts), `failing` otherwise; its message is shown on
+ * the ops port only, never on the public API port.
+ */
 export interface ReadinessCheck {
   name: string;
   roles: Role[];
@@ -184,7 +196,12 @@ export type RouteRegistrar = <B, Q>(definition: RouteDefinition<B, Q>) => void;
 type Deps = Record<string, ServiceRef<unknown>>;
 export type ResolvedDeps<D extends Deps> = { [K in keyof D]: D[K] extends ServiceRef<infer T> ? T : never };
 
-/** What `register` receives: its declared services and config, and the ways to register. */
+/**
+ * What `register` receives: its declared services and config, and the ways to
+ * register. The registrars work only while `register` runs (until its promise
+ * resolves): called later (from a timer, a callback) they throw, since the
+ * routes, mounts, workers and checks are wired once, at start-up.
+ */
 export interface RegisterEnv<D extends Deps, C> {
   deps: ResolvedDeps<D>;
   /** the plugin's own config section, validated at start-up with the rest */
@@ -214,9 +231,14 @@ export interface PluginDefinition<D extends Deps = Deps, C = Record<string, neve
   description: string;
   /** plugins that must be loaded with this one (start-up names a missing one) */
   dependsOn?: string[];
-  /** the services it uses: it receives exactly these */
+  /** the services it uses (refs from `coreServices`): it receives exactly these; an entry that is not a ref stops start-up naming it */
   deps: D;
-  /** its own settings (variable names as keys), validated with core's at start-up */
+  /**
+   * its own settings (variable names as keys), validated with core's at
+   * start-up; each variable has one owner: a name core's schema
+   * (config/schema.ts) or another loaded feature declares stops start-up
+   * (read core's settings through `coreServices.config`)
+   */
   config?: Joi.ObjectSchema<C>;
   /** `GET /engines` feature names this plugin serves (`generate`, `stream`, `dialogue`, ...) */
   engineFeatures?: string[];

@@ -1,8 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/load.ts';
 import type { SpeechEngine } from '../core/ports/engine.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Lifecycle } from '../core/services.ts';
+import { listen } from '../core/kernel/listen.ts';
 import { createInferenceServer } from './server.ts';
 
 export interface EndpointDeps {
@@ -25,11 +25,9 @@ export async function startInferenceEndpoint(deps: EndpointDeps): Promise<() => 
   const server = createInferenceServer(deps.engine, {
     onError: (err) => deps.logger.warn('inference endpoint error', { err: err as Error }),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, deps.config.host, () => resolve());
-  });
-  deps.logger.info('inference endpoint listening', { port: (server.address() as AddressInfo).port });
+  // A port in use (or a HOST of another machine) stops start-up with exit 78 naming INFERENCE_PORT, as PORT and OPS_PORT do.
+  const bound = await listen(server, port, deps.config.host, 'INFERENCE_PORT');
+  deps.logger.info('inference endpoint listening', { port: bound });
   return () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());

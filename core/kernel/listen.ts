@@ -9,16 +9,31 @@ const BIND_FAILURES: Record<string, string> = {
   EADDRNOTAVAIL: 'is not an address of this machine',
 };
 
+/** Why HOST names no address to bind: the name lookup failed. */
+const LOOKUP_FAILURES: Record<string, string> = {
+  ENOTFOUND: 'is not a name this machine can resolve',
+  EAI_AGAIN: 'could not be resolved (the name server did not answer)',
+};
+
+/** The operator's message for an error of listen(), or null when it is not the address's fault. */
+function bindFailure(err: NodeJS.ErrnoException, port: number, host: string, setting: string): string | null {
+  const lookup = LOOKUP_FAILURES[err.code ?? ''];
+  if (lookup) return `HOST ${JSON.stringify(host)} ${lookup} (${err.code}): set HOST to an address or name of this machine (0.0.0.0: every interface).`;
+  const why = BIND_FAILURES[err.code ?? ''];
+  return why ? `${host}:${port} ${why}: choose another ${setting} (or HOST).` : null;
+}
+
 /**
  * Listens and resolves the port actually bound (0 picks a free one). An
- * address that cannot be bound is a configuration error naming `setting`
- * (exit 78, as other bad settings), not a crash with a stack trace.
+ * address that cannot be bound, or a HOST that names none, is a configuration
+ * error naming the setting (exit 78, as other bad settings), not a crash with
+ * a stack trace. `setting` names the port variable of this listener.
  */
 export function listen(server: http.Server, port: number, host: string, setting = 'PORT'): Promise<number> {
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
-      const why = BIND_FAILURES[err.code ?? ''];
-      reject(why ? new ConfigError(`${host}:${port} ${why}: choose another ${setting} (or HOST).`) : err);
+      const message = bindFailure(err, port, host, setting);
+      reject(message ? new ConfigError(message) : err);
     };
     server.once('error', failed);
     server.listen(port, host, () => {

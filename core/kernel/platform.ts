@@ -19,7 +19,7 @@ import { ServiceRegistry } from './registry.ts';
 import { coreServiceFactories, selfApiRef } from './runtime.ts';
 import type { CredentialVerifier } from '../http/auth.ts';
 import { importFeatures } from './loader.ts';
-import { engineFeaturesOf, wireFeatures, type Wired } from './wiring.ts';
+import { engineFeaturesOf, inMatchingOrder, wireFeatures, type Wired } from './wiring.ts';
 import { listen, closeServer } from './listen.ts';
 
 export interface Platform {
@@ -90,7 +90,7 @@ function readinessFor(config: Config, registry: ServiceRegistry, wired: Wired): 
     ['blobs', coreServices.blobs, false], ['analytics', coreServices.analytics, true],
   ];
   for (const [name, ref, degradable] of pinged) {
-    readiness.add({ name, degradable, check: async () => (await registry.built(ref))?.ping() });
+    readiness.add({ name, degradable, ping: true, check: async () => (await registry.built(ref))?.ping() });
   }
   for (const check of wired.readiness) {
     if (check.roles.some((r) => config.roles.includes(r))) readiness.add(check);
@@ -138,15 +138,16 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
     const routes = [...wired.routes];
     routes.push({ ...documentRoute(() => buildOpenApiDocument({ routes, mounts: wired.mounts, plugins: [{ id: 'core', description: 'The API reference itself' }, ...wired.plugins], baseUrl: selfApi.publicBaseUrl() })), plugin: 'core' });
     const app = buildKoaApp({ config, logger, metrics, keys, counters, billing, bus, spill: documents.spill }, {
-      routes,
+      routes: inMatchingOrder(routes),
       mounts: wired.mounts,
-      coreRouters: [probeRoutes(readiness, metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger }), referencePage()],
+      coreRouters: [probeRoutes(readiness.withoutMessages(), metrics, { token: config.metricsToken }), fileRoutes({ downloads, blobs, jobs, billing, logger }), referencePage()],
       drain,
       selfCallClient: (req) => selfApi.clientOf(req),
     });
     server = http.createServer(app.callback());
     server.keepAliveTimeout = 65_000;
     answerClientErrors(server);
+    drain.watch(server);
     const port = await listen(server, config.port, config.host);
     url = `http://127.0.0.1:${port}`;
     if (!config.publicBaseUrl) downloads.setBaseUrl(url);
@@ -204,9 +205,11 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         if (!clean) {
           responsesEnded = drain.inFlight;
           logger.warn('deadline reached: ending the responses still open; they refund what they could not deliver', { inFlight: drain.inFlight });
-          drain.interrupt();
+          // A response ended here that a slow client keeps open has its connection closed once its end had a third of the time left (at most 1 s).
+          drain.interrupt(Math.min(1000, Math.max(0, left() - 500) / 3));
           clean = await drain.idle(Math.max(0, left() - 500));
         }
+        const unsettled = clean ? null : drain.describe();
         server?.closeAllConnections();
         await serverClosed;
         const workersDone = await Promise.race([workersStopped.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), left()).unref())]);
@@ -214,7 +217,8 @@ export async function startPlatform(config: Config, options: { metrics?: Metrics
         await closeServer(opsServer, true);
         await registry.close((id, err) => logger.warn('error while closing a service', { service: id, err: err as Error }));
         await core.closeLast();
-        logger.info('stopped', { clean: clean && workersDone, responsesEnded, ms: Date.now() - started });
+        const why = [unsettled && `at the deadline: ${unsettled}`, !workersDone && `workers still running: ${[...stillRunning].join(', ')}`].filter(Boolean);
+        logger.info('stopped', { clean: clean && workersDone, responsesEnded, ms: Date.now() - started, ...(why.length > 0 && { notClean: why.join('; ') }) });
         return clean && workersDone;
       })();
       return stopped;

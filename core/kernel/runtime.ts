@@ -137,7 +137,7 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
     }),
     createServiceFactory({
       ref: coreServices.bus, deps: { metrics: coreServices.metrics, logger: coreServices.logger },
-      create: async ({ metrics, logger }) => instrumentBus(await openBus(config, embeddedDb, loggerReporter(config.kafka ? 'kafka' : 'local', logger)), metrics),
+      create: async ({ metrics, logger }) => instrumentBus(await openBus(config, embeddedDb, loggerReporter(config.kafka ? 'kafka' : 'local', logger), logger), metrics),
       close: (bus) => bus.close(),
     }),
     createServiceFactory({
@@ -190,10 +190,10 @@ export function coreServiceFactories(config: Config, options: CoreFactoryOptions
   };
 }
 
-async function openBus(config: Config, embeddedDb: () => EmbeddedDb, onError: BusErrorReporter): Promise<Bus> {
+async function openBus(config: Config, embeddedDb: () => EmbeddedDb, onError: BusErrorReporter, logger: Logger): Promise<Bus> {
   if (config.kafka) {
     const { createKafkaBus } = await import('../adapters/bus/kafka.ts');
-    return createKafkaBus({ ...config.kafka, onError });
+    return createKafkaBus({ ...config.kafka, onError, logging: { logger, level: config.logLevel } });
   }
   const { createLocalBus } = await import('../adapters/bus/local.ts');
   return createLocalBus(embeddedDb(), { onError });

@@ -1,5 +1,7 @@
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startChildPlatform, type ChildPlatform } from '../helpers/child-platform.ts';
@@ -115,6 +117,90 @@ test('SIGTERM during a /tts/stream: readiness false at once, the cut stream is r
   t.like(usage.totals, { requests: 1, error: 1 });
   t.like(usage.byErrorCode[0], { errorCode: 'synthesis_unavailable' });
   await second.kill('SIGTERM');
+});
+
+/**
+ * A `POST /tts/stream` read by a slow client: 512 bytes every 100 ms, far below what the engine sends, so the
+ * server holds a backlog the client never takes. Resolves once the response began; `closed` when the connection
+ * went and everything received was read (`hurry` reads the rest at once).
+ */
+function slowStream(base: string, key: string, body: unknown): Promise<{ status: number; reader: FrameReader; closed: Promise<void>; hurry(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}/api/v1/tts/stream`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+      const reader = new FrameReader();
+      res.pause();
+      const trickle = setInterval(() => {
+        const chunk = res.read(512) as Buffer | null;
+        if (chunk) reader.push(chunk);
+      }, 100);
+      const closed = new Promise<void>((done) => res.once('close', () => {
+        clearInterval(trickle);
+        done();
+      }));
+      res.on('error', () => {});
+      const hurry = () => {
+        clearInterval(trickle);
+        res.on('data', (chunk: Buffer) => reader.push(chunk));
+        res.resume();
+      };
+      resolve({ status: res.statusCode!, reader, closed, hurry });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+test('SIGTERM with a slow-reading /tts/stream client: the deadline cuts the stream and closes its connection, it is refunded, and the exit is 0', async (t) => {
+  const dir = dataDir();
+  const first = await start(dir, { SHUTDOWN_TIMEOUT_SECONDS: '6', STREAM_HEARTBEAT_SECONDS: '0.5' });
+  const { admin } = client(first.url!);
+  const acct = await admin('/bootstrap', { method: 'POST', body: JSON.stringify({ name: 'Slow reader', grant: { totalTokens: 2_000_000 } }) });
+  const stream = await slowStream(first.url!, acct.apiKey, { text: longText(300), outputFormat: 'pcm', sampleRate: 8000 });
+  t.is(stream.status, 200);
+  // Long enough for the engine to run far ahead of the reader.
+  await new Promise((r) => setTimeout(r, 1500));
+
+  const { code, ms } = await terminate(first);
+  stream.hurry();
+  await stream.closed;
+  t.is(code, 0, first.output().slice(-3000));
+  t.true(ms < 6000 + 2000, `left after ${ms} ms`);
+  t.false(stream.reader.terminated, 'the stream ended without its zero-length marker: cut short');
+  t.regex(first.output(), /"msg":"stopped".*"clean":true,"responsesEnded":1/);
+
+  const second = await start(dir);
+  const after = client(second.url!);
+  const reconcile = await waitFor(async () => {
+    const r = await after.admin(`/grants/${acct.grantId}/reconcile`);
+    return r.ledgerCharged > 0 && r.ledgerRefunded > 0 ? r : null;
+  }, { timeoutMs: 20_000, what: 'the charge and its refund in the ledger' });
+  t.is(reconcile.usedTokens, 0, 'a cut stream is refunded in full');
+  t.true(reconcile.balanced);
+  const usage = await waitFor(async () => {
+    const u = await (await after.api(acct.apiKey, '/usage')).json();
+    return u.totals.requests === 1 ? u : null;
+  }, { timeoutMs: 20_000, what: 'the outcome event in usage' });
+  t.like(usage.byErrorCode[0], { errorCode: 'synthesis_unavailable' });
+  await second.kill('SIGTERM');
+});
+
+test('a response still not done at the deadline (its request body never finished arriving) exits 1, and the stopped line says why', async (t) => {
+  const dir = dataDir();
+  const first = await start(dir, { SHUTDOWN_TIMEOUT_SECONDS: '2' });
+  const { admin } = client(first.url!);
+  const acct = await admin('/bootstrap', { method: 'POST', body: JSON.stringify({ name: 'Stalled upload' }) });
+  // A request whose body stops half-way: its handler has not answered, so the deadline cannot end it.
+  const { port } = new URL(first.url!);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  socket.on('error', () => {});
+  t.teardown(() => socket.destroy());
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.write(`POST /api/v1/tts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":"`);
+  await new Promise((r) => setTimeout(r, 300));
+
+  const { code } = await terminate(first);
+  t.is(code, 1, first.output().slice(-2000));
+  t.regex(first.output(), /"msg":"stopped","clean":false,"responsesEnded":1,"ms":\d+,"notClean":"at the deadline: 1 response still open"/);
 });
 
 test('SIGTERM during a job render: the job is handed back or finished, and after a restart it completed once, charged once', async (t) => {

@@ -6,6 +6,13 @@ import path from 'node:path';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { startChildPlatform, type ChildPlatform } from '../helpers/child-platform.ts';
 import { waitFor } from '../helpers/wait.ts';
+import type { AddressInfo } from 'node:net';
+import { coreServices } from '../../core/services.ts';
+import { CORE_API_VERSION, definePlugin, type RouteDefinition } from '../../core/plugin.ts';
+import { ServiceRegistry } from '../../core/kernel/registry.ts';
+import { inMatchingOrder, wireFeatures } from '../../core/kernel/wiring.ts';
+import { buildKoaApp } from '../../core/http/app.ts';
+import { Drain } from '../../core/http/drain.ts';
 
 /** Kernel v2 as a client and an operator see it: plugin rules at start-up, engines, probes per role, edge errors. */
 let p: TestPlatform;
@@ -176,4 +183,51 @@ test('a multipart route\'s temporary upload files are deleted by core once the h
   t.like(await post('/srt', 'file', 'not a subtitle file'), { status: 400, body: { code: 'SRT_INVALID' } });
   t.like(await post('/dub', 'audio', 'not a recording'), { status: 400 });
   t.deepEqual(leftovers(), [], 'no upload left in the temporary directory');
+});
+
+test('/readyz on the public API port names each check\'s state only; the ops port (internal) keeps the message', async (t) => {
+  const down = await startTestPlatform({ REDIS_URL: 'redis://127.0.0.1:1' });
+  t.teardown(() => down.stop());
+  const ops = await (await fetch(`${down.opsUrl}/readyz`)).json();
+  t.regex(ops.checks.counters, /^degraded, unreachable: ./, JSON.stringify(ops));
+  const pub = await fetch(`${down.url}/readyz`);
+  const body = await pub.json();
+  t.is(pub.status, 200);
+  t.is(body.status, 'degraded');
+  t.is(body.checks.counters, 'degraded, unreachable', 'the state, without the error text');
+  t.deepEqual(Object.keys(body.checks), Object.keys(ops.checks));
+});
+
+test('a static route wins over a parametric one that matches it, in any load order and any case or trailing slash of the request', async (t) => {
+  const services = {
+    config: await p.platform.service(coreServices.config),
+    logger: await p.platform.service(coreServices.logger),
+    metrics: await p.platform.service(coreServices.metrics),
+    keys: await p.platform.service(coreServices.keys),
+    counters: await p.platform.service(coreServices.counters),
+    billing: await p.platform.service(coreServices.billing),
+    bus: await p.platform.service(coreServices.bus),
+    spill: (await p.platform.service(coreServices.documents)).spill,
+  };
+  const answering = (id: string, path: string) => definePlugin({
+    id, version: '1.0.0', coreApi: CORE_API_VERSION, description: id, deps: {},
+    register: ({ route }) => route({ method: 'POST', path, auth: 'none', name: id, body: 'none', handler: async (ctx) => { ctx.body = { by: id }; } } as RouteDefinition),
+  });
+  const plugins = { echo: answering('echo', '/echo/price'), things: answering('things', '/echo/:thing') };
+  for (const order of [['things', 'echo'], ['echo', 'things']] as const) {
+    const wired = await wireFeatures(order.map((id) => ({ folder: `plugins/${id}`, definition: plugins[id] })), new ServiceRegistry(), {});
+    // As the platform builds its app (core/kernel/platform.ts).
+    const app = buildKoaApp(services, { routes: inMatchingOrder(wired.routes), mounts: [], coreRouters: [], drain: new Drain() });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+      for (const path of ['/echo/price', '/Echo/price', '/echo/price/', '/ECHO/PRICE/']) {
+        t.like(await (await fetch(`${base}${path}`, { method: 'POST' })).json(), { by: 'echo' }, `${order.join(' then ')}: POST ${path}`);
+      }
+      t.like(await (await fetch(`${base}/echo/other`, { method: 'POST' })).json(), { by: 'things' });
+    } finally {
+      server.close();
+    }
+  }
 });

@@ -50,6 +50,29 @@ test('a port already in use stops start-up with exit 78 naming the setting (PORT
   }
 });
 
+test('an INFERENCE_PORT already in use stops start-up with exit 78 naming INFERENCE_PORT, not a stack trace', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  const port = String((taken.address() as AddressInfo).port);
+  const { code, stderr } = await runToExit({ DATA_DIR: dir, INFERENCE_PORT: port, ADMIN_TOKEN: 'start-up-test-admin-token' });
+  t.is(code, 78, stderr);
+  t.regex(stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use by another process: choose another INFERENCE_PORT \\(or HOST\\)\\.`));
+  t.notRegex(stderr, /\n\s+at /, 'no stack trace');
+});
+
+test('a HOST that names no address stops start-up with exit 78 naming HOST, not a stack trace', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // `.invalid` never resolves (RFC 2606); without a name server the lookup fails with EAI_AGAIN instead.
+  const { code, stderr } = await runToExit({ DATA_DIR: dir, HOST: 'garbage.invalid', ADMIN_TOKEN: 'start-up-test-admin-token' });
+  t.is(code, 78, stderr);
+  t.regex(stderr, /HOST "garbage\.invalid" (is not a name this machine can resolve \(ENOTFOUND\)|could not be resolved \(the name server did not answer\) \(EAI_AGAIN\)): set HOST to an address or name of this machine/);
+  t.notRegex(stderr, /\n\s+at /, 'no stack trace');
+});
+
 test('README Quick start "it needs espeak-ng": without it the process still starts, and says so once in its log at start', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,4 +1,5 @@
-import type { logCreator } from 'kafkajs';
+import { logLevel as KafkaLogLevel, type logCreator } from 'kafkajs';
+import { createLogger, type Logger, type LogLevel } from '../../logger.ts';
 
 /** What the Kafka bus (kafka.ts) needs around kafkajs: group naming, logging and retries of retriable errors. */
 
@@ -13,17 +14,49 @@ const RETRIABLE_FOR_MS = 15_000;
  */
 export const consumerGroupId = (group: string, topic: string) => `${group}.${topic}`;
 
-/*
- * kafkajs logs every error response at ERROR, including the ones it or this
- * adapter retries (a rebalance, a topic whose leader is being elected, a
- * topic another process created first). Those are left out; whatever is not
- * retried reaches the caller as an error anyway.
+/**
+ * kafkajs's own threshold for the platform's LOG_LEVEL: WARN as before (its
+ * INFO lines are connection and group chatter), DEBUG only when the platform
+ * logs debug, ERROR and nothing for `error` and `silent`.
  */
-export const quietLogCreator: logCreator = () => ({ namespace, label, log }) => {
-  const { message, timestamp, ...rest } = log;
-  if (namespace === 'Connection' && String(message).startsWith('Response')) return;
-  console.error(JSON.stringify({ level: label, timestamp, logger: 'kafkajs', message, ...rest }));
+export function kafkaLogLevel(level: LogLevel): KafkaLogLevel {
+  switch (level) {
+    case 'debug': return KafkaLogLevel.DEBUG;
+    case 'error': return KafkaLogLevel.ERROR;
+    case 'silent': return KafkaLogLevel.NOTHING;
+    default: return KafkaLogLevel.WARN;
+  }
+}
+
+const METHODS: Partial<Record<KafkaLogLevel, 'error' | 'warn' | 'info' | 'debug'>> = {
+  [KafkaLogLevel.ERROR]: 'error', [KafkaLogLevel.WARN]: 'warn', [KafkaLogLevel.INFO]: 'info', [KafkaLogLevel.DEBUG]: 'debug',
 };
+
+/*
+ * kafkajs's lines go through the platform logger: the same JSON shape as
+ * every other line ({"t","level","msg",…}, `logger: "kafkajs"` and its
+ * namespace added), and LOG_LEVEL applies. kafkajs logs every error response
+ * at ERROR, including the ones it or this adapter retries (a rebalance, a
+ * topic whose leader is being elected, a topic another process created
+ * first). Those are left out; whatever is not retried reaches the caller as
+ * an error anyway.
+ */
+export function platformLogCreator(logger: Logger): logCreator {
+  return () => ({ namespace, level, log }) => {
+    // Its own time, message and label give way to the platform's `t`, `msg` and `level`.
+    const { message, timestamp: _timestamp, logger: _logger, level: _level, t: _t, msg: _msg, ...fields } = log;
+    if (namespace === 'Connection' && String(message).startsWith('Response')) return;
+    logger[METHODS[level] ?? 'info'](String(message), { logger: 'kafkajs', namespace, ...fields });
+  };
+}
+
+/** The logging options of `new Kafka(…)` in a process that logs through `logger` at `level` (LOG_LEVEL). */
+export function kafkaLogging(logger: Logger, level: LogLevel): { logLevel: KafkaLogLevel; logCreator: logCreator } {
+  return { logLevel: kafkaLogLevel(level), logCreator: platformLogCreator(logger) };
+}
+
+/** For a Kafka client given no logger: the platform's format, at WARN. */
+export const quietLogCreator: logCreator = platformLogCreator(createLogger('warn'));
 
 export const isRetriable = (error: unknown) => (error as { retriable?: boolean }).retriable === true;
 

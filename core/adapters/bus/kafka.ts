@@ -1,7 +1,8 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, publishUntil, usesAnAttempt, type BusErrorReporter } from './retry.ts';
-import { chunkRecords, consumerGroupId, isRetriable, isTransient, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
+import { chunkRecords, consumerGroupId, isRetriable, isTransient, kafkaLogging, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
+import type { Logger, LogLevel } from '../../logger.ts';
 import { batchGatherer } from './batch-gatherer.ts';
 import { perTurn } from '../../per-turn.ts';
 
@@ -29,6 +30,8 @@ export interface KafkaBusOptions {
    */
   publishTimeoutMs?: number;
   onError?: BusErrorReporter;
+  /** where kafkajs's own lines go, and at which LOG_LEVEL (default: the platform's format at WARN, to stderr) */
+  logging?: { logger: Logger; level: LogLevel };
 }
 
 interface Envelope {
@@ -67,7 +70,8 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 }
 
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
-  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, logLevel: logLevel.WARN, logCreator: quietLogCreator });
+  const logs = opts.logging ? kafkaLogging(opts.logging.logger, opts.logging.level) : { logLevel: logLevel.WARN, logCreator: quietLogCreator };
+  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, ...logs });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
   const publishTimeoutMs = opts.publishTimeoutMs ?? 120_000;
   let closed = false;
