@@ -4,6 +4,8 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../../config/load.ts';
 import { startPlatform, type Platform } from '../../core/kernel/platform.ts';
 import { UndocumentedResponse, watchPlatform } from './checked-fetch.ts';
+import { coreServices } from '../../core/services.ts';
+import type { PipelineServices } from '../../core/http/route-pipeline.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -77,4 +79,19 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     },
   };
   return test;
+}
+
+/** The services core's request pipeline runs on, taken from a running platform (to serve a test's own route through it). */
+export async function pipelineServicesOf(p: TestPlatform): Promise<PipelineServices> {
+  const service = p.platform.service.bind(p.platform);
+  return {
+    config: await service(coreServices.config),
+    logger: await service(coreServices.logger),
+    metrics: await service(coreServices.metrics),
+    keys: await service(coreServices.keys),
+    counters: await service(coreServices.counters),
+    billing: await service(coreServices.billing),
+    bus: await service(coreServices.bus),
+    spill: (await service(coreServices.documents)).spill,
+  };
 }

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -56,6 +56,30 @@ function client(base: string) {
   return { admin, api };
 }
 
+/**
+ * Restarted on the same files: the cut stream's charge and its refund are both
+ * in the ledger, the grant is whole, and usage shows the one request as an
+ * error (synthesis_unavailable: the shutdown cut it).
+ */
+async function cutStreamSettledAfterRestart(t: ExecutionContext, dir: string, acct: { grantId: string; apiKey: string }): Promise<void> {
+  const second = await start(dir);
+  const after = client(second.url!);
+  const reconcile = await waitFor(async () => {
+    const r = await after.admin(`/grants/${acct.grantId}/reconcile`);
+    return r.ledgerCharged > 0 && r.ledgerRefunded > 0 ? r : null;
+  }, { timeoutMs: 20_000, what: 'the charge and its refund in the ledger' });
+  t.is(reconcile.usedTokens, 0, 'a cut stream is refunded in full');
+  t.is(reconcile.ledgerCharged, reconcile.ledgerRefunded);
+  t.true(reconcile.balanced);
+  const usage = await waitFor(async () => {
+    const u = await (await after.api(acct.apiKey, '/usage')).json();
+    return u.totals.requests === 1 ? u : null;
+  }, { timeoutMs: 20_000, what: 'the outcome event in usage' });
+  t.like(usage.totals, { requests: 1, error: 1 });
+  t.like(usage.byErrorCode[0], { errorCode: 'synthesis_unavailable' });
+  await second.kill('SIGTERM');
+}
+
 const longText = (sentences: number) =>
   Array.from({ length: sentences }, (_, i) => `Đây là câu thứ ${i + 1} của một văn bản dài, đọc chậm rãi để kiểm tra việc dừng máy chủ.`).join(' ');
 
@@ -101,22 +125,7 @@ test('SIGTERM during a /tts/stream: readiness false at once, the cut stream is r
   // Settled, so the exit is 0; the last line says the deadline ended a response.
   t.regex(first.output(), /"msg":"stopped".*"clean":true,"responsesEnded":1/);
 
-  const second = await start(dir);
-  const after = client(second.url!);
-  const reconcile = await waitFor(async () => {
-    const r = await after.admin(`/grants/${acct.grantId}/reconcile`);
-    return r.ledgerCharged > 0 && r.ledgerRefunded > 0 ? r : null;
-  }, { timeoutMs: 20_000, what: 'the charge and its refund in the ledger' });
-  t.is(reconcile.usedTokens, 0, 'a cut stream is refunded in full');
-  t.is(reconcile.ledgerCharged, reconcile.ledgerRefunded);
-  t.true(reconcile.balanced);
-  const usage = await waitFor(async () => {
-    const u = await (await after.api(acct.apiKey, '/usage')).json();
-    return u.totals.requests === 1 ? u : null;
-  }, { timeoutMs: 20_000, what: 'the outcome event in usage' });
-  t.like(usage.totals, { requests: 1, error: 1 });
-  t.like(usage.byErrorCode[0], { errorCode: 'synthesis_unavailable' });
-  await second.kill('SIGTERM');
+  await cutStreamSettledAfterRestart(t, dir, acct);
 });
 
 /**
@@ -168,20 +177,7 @@ test('SIGTERM with a slow-reading /tts/stream client: the deadline cuts the stre
   t.false(stream.reader.terminated, 'the stream ended without its zero-length marker: cut short');
   t.regex(first.output(), /"msg":"stopped".*"clean":true,"responsesEnded":1/);
 
-  const second = await start(dir);
-  const after = client(second.url!);
-  const reconcile = await waitFor(async () => {
-    const r = await after.admin(`/grants/${acct.grantId}/reconcile`);
-    return r.ledgerCharged > 0 && r.ledgerRefunded > 0 ? r : null;
-  }, { timeoutMs: 20_000, what: 'the charge and its refund in the ledger' });
-  t.is(reconcile.usedTokens, 0, 'a cut stream is refunded in full');
-  t.true(reconcile.balanced);
-  const usage = await waitFor(async () => {
-    const u = await (await after.api(acct.apiKey, '/usage')).json();
-    return u.totals.requests === 1 ? u : null;
-  }, { timeoutMs: 20_000, what: 'the outcome event in usage' });
-  t.like(usage.byErrorCode[0], { errorCode: 'synthesis_unavailable' });
-  await second.kill('SIGTERM');
+  await cutStreamSettledAfterRestart(t, dir, acct);
 });
 
 test('a response still not done at the deadline (its request body never finished arriving) exits 1, and the stopped line says why', async (t) => {

@@ -3,11 +3,10 @@ import net from 'node:net';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { pipelineServicesOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { startChildPlatform, type ChildPlatform } from '../helpers/child-platform.ts';
 import { waitFor } from '../helpers/wait.ts';
 import type { AddressInfo } from 'node:net';
-import { coreServices } from '../../core/services.ts';
 import { CORE_API_VERSION, definePlugin, type RouteDefinition } from '../../core/plugin.ts';
 import { ServiceRegistry } from '../../core/kernel/registry.ts';
 import { inMatchingOrder, wireFeatures } from '../../core/kernel/wiring.ts';
@@ -199,16 +198,7 @@ test('/readyz on the public API port names each check\'s state only; the ops por
 });
 
 test('a static route wins over a parametric one that matches it, in any load order and any case or trailing slash of the request', async (t) => {
-  const services = {
-    config: await p.platform.service(coreServices.config),
-    logger: await p.platform.service(coreServices.logger),
-    metrics: await p.platform.service(coreServices.metrics),
-    keys: await p.platform.service(coreServices.keys),
-    counters: await p.platform.service(coreServices.counters),
-    billing: await p.platform.service(coreServices.billing),
-    bus: await p.platform.service(coreServices.bus),
-    spill: (await p.platform.service(coreServices.documents)).spill,
-  };
+  const services = await pipelineServicesOf(p);
   const answering = (id: string, path: string) => definePlugin({
     id, version: '1.0.0', coreApi: CORE_API_VERSION, description: id, deps: {},
     register: ({ route }) => route({ method: 'POST', path, auth: 'none', name: id, body: 'none', handler: async (ctx) => { ctx.body = { by: id }; } } as RouteDefinition),

@@ -10,9 +10,8 @@ import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { pipelineServicesOf, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { coreServices } from '../../core/services.ts';
 import { routePipeline } from '../../core/http/route-pipeline.ts';
 import { Drain } from '../../core/http/drain.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -43,16 +42,7 @@ async function handler(ctx: RouteContext): Promise<void> {
 }
 
 async function serve(def: RouteDefinition): Promise<string> {
-  const services = {
-    config: await p.platform.service(coreServices.config),
-    logger: await p.platform.service(coreServices.logger),
-    metrics: await p.platform.service(coreServices.metrics),
-    keys: await p.platform.service(coreServices.keys),
-    counters: await p.platform.service(coreServices.counters),
-    billing: await p.platform.service(coreServices.billing),
-    bus: await p.platform.service(coreServices.bus),
-    spill: (await p.platform.service(coreServices.documents)).spill,
-  };
+  const services = await pipelineServicesOf(p);
   const drain = new Drain();
   const app = new Koa();
   app.use(async (ctx, next) => {

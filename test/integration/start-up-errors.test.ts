@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
@@ -24,6 +24,16 @@ function runToExit(env: Record<string, string>): Promise<{ code: number | null; 
   }));
 }
 
+/** A scratch data directory and a loopback port another process holds, both gone after the test. */
+async function takenPort(t: ExecutionContext): Promise<{ dir: string; port: string }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  return { dir, port: String((taken.address() as AddressInfo).port) };
+}
+
 test('a DATA_DIR that cannot hold the embedded database stops start-up with exit 78, naming the setting and the reason', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -36,12 +46,7 @@ test('a DATA_DIR that cannot hold the embedded database stops start-up with exit
 });
 
 test('a port already in use stops start-up with exit 78 naming the setting (PORT, OPS_PORT), not a stack trace', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const taken = net.createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => taken.close());
-  const port = String((taken.address() as AddressInfo).port);
+  const { dir, port } = await takenPort(t);
   for (const setting of ['PORT', 'OPS_PORT']) {
     const { code, stderr } = await runToExit({ DATA_DIR: path.join(dir, setting), [setting]: port, ADMIN_TOKEN: 'start-up-test-admin-token' });
     t.is(code, 78, stderr);
@@ -51,12 +56,7 @@ test('a port already in use stops start-up with exit 78 naming the setting (PORT
 });
 
 test('an INFERENCE_PORT already in use stops start-up with exit 78 naming INFERENCE_PORT, not a stack trace', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'vieneu-start-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const taken = net.createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => taken.close());
-  const port = String((taken.address() as AddressInfo).port);
+  const { dir, port } = await takenPort(t);
   const { code, stderr } = await runToExit({ DATA_DIR: dir, INFERENCE_PORT: port, ADMIN_TOKEN: 'start-up-test-admin-token' });
   t.is(code, 78, stderr);
   t.regex(stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use by another process: choose another INFERENCE_PORT \\(or HOST\\)\\.`));
