@@ -70,6 +70,8 @@ export async function renderJobToBlob(
   const scratchKey = `${audioKey}.pcm.part`;
   const pcm = new PassThrough();
   const stored = services.blobs.put(scratchKey, pcm, 'application/octet-stream');
+  // A failed store surfaces through the write (the stream closes); keep it from going unhandled meanwhile.
+  stored.catch(() => undefined);
   let bytes = 0;
   try {
     const request = { text, voice, speed: job.speed, sampleRate: JOB_SAMPLE_RATE, signal: options.signal };

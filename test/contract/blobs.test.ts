@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { MongoClient } from 'mongodb';
 import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
 import { createGridFsBlobs } from '../../core/adapters/blobs/gridfs.ts';
@@ -47,6 +47,12 @@ function blobsContract(adapter: string, open: Open): void {
     const found = await blobs.open('books/b1/chapter-001.mp3');
     t.truthy(found);
     t.true((await readAll(found!.stream)).equals(Buffer.concat(parts)));
+  });
+
+  it('a put refused before it reads its stream (a bad key) destroys the stream, so its writer stops waiting', async (blobs, t) => {
+    const source = new PassThrough();
+    await t.throwsAsync(blobs.put('../outside', source, 'audio/wav'));
+    t.true(source.destroyed);
   });
 
   it('a put replaces the previous version, content type included', async (blobs, t) => {

@@ -7,7 +7,7 @@ import { EspeakEngine } from '../../inference/engines/espeak.ts';
 import { AbortError } from '../../core/speechkit/abort.ts';
 import { classifyRenderError, renderJobToBlob, JOB_SAMPLE_RATE, NoAudioError } from '../../inference/render.ts';
 import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseWavHeader } from '../../core/speechkit/audio/wav.ts';
@@ -89,6 +89,22 @@ test('a store out of reach or a full disk is an outage the job waits out, not on
   t.like(classifyRenderError(Object.assign(new Error('connection 4 to 127.0.0.1:27017 closed'), { name: 'MongoNetworkError' })), { retryable: true, outage: true });
   t.is(classifyRenderError(Object.assign(new EngineUnavailableError('down'), { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) })).outage, undefined);
   t.is(classifyRenderError(new Error('espeak-ng exited with 1')).outage, undefined);
+});
+
+test('a store that fails before reading anything (its folder is a file) fails the render with its error; nothing waits on the write or goes unhandled', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'render-eexist-'));
+  const broken = createDirectoryBlobs(dir);
+  await broken.put('keep/x', Buffer.from('x'), 'text/plain');
+  // The folder the job's scratch PCM goes into is a plain file: the put fails at its mkdir, before its pipeline.
+  writeFileSync(path.join(dir, 'data', 'jobs'), 'not a folder');
+  const long = 'Một câu khá dài để bộ máy đọc sinh ra nhiều âm thanh hơn một bộ đệm. '.repeat(20);
+  const err = await t.throwsAsync(
+    Promise.race([
+      renderJobToBlob({ ...services, blobs: broken } as typeof services, job({ text: long }), 'jobs/eexist.wav'),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the render hung')), 20_000)),
+    ]),
+  );
+  t.regex((err as NodeJS.ErrnoException).code ?? '', /^(EEXIST|ENOTDIR)$/, String(err));
 });
 
 test('a store that fails mid-write ends the render with the store\'s error instead of waiting forever for it to read on', async (t) => {

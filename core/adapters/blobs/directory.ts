@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
 import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { checkByteRange, CorruptBlobError, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
 import { blobKeySegments } from './keys.ts';
+import { withSource } from './source.ts';
 
 /**
  * Embedded blobs in a local directory: `data/<key>` holds one JSON header
@@ -54,22 +54,24 @@ export function createDirectoryBlobs(dir: string): Blobs {
   };
 
   return {
-    async put(key, data, contentType): Promise<BlobInfo> {
-      const target = locate(key);
-      const head = header(contentType);
-      await Promise.all([mkdir(tmpRoot, { recursive: true }), mkdir(path.dirname(target), { recursive: true })]);
-      const tmp = path.join(tmpRoot, randomUUID());
-      try {
-        const out = createWriteStream(tmp);
-        out.write(head);
-        await pipeline(Buffer.isBuffer(data) ? Readable.from([data]) : data, out);
-        const { size } = await stat(tmp);
-        await rename(tmp, target);
-        return { key, size: size - head.length, contentType };
-      } catch (err) {
-        await rm(tmp, { force: true });
-        throw err;
-      }
+    put(key, data, contentType): Promise<BlobInfo> {
+      return withSource(data, async (source) => {
+        const target = locate(key);
+        const head = header(contentType);
+        await Promise.all([mkdir(tmpRoot, { recursive: true }), mkdir(path.dirname(target), { recursive: true })]);
+        const tmp = path.join(tmpRoot, randomUUID());
+        try {
+          const out = createWriteStream(tmp);
+          out.write(head);
+          await pipeline(source, out);
+          const { size } = await stat(tmp);
+          await rename(tmp, target);
+          return { key, size: size - head.length, contentType };
+        } catch (err) {
+          await rm(tmp, { force: true });
+          throw err;
+        }
+      });
     },
 
     async open(key, range) {

@@ -1,8 +1,8 @@
 import { GridFSBucket, type Db, type GridFSFile } from 'mongodb';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { checkByteRange, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
 import { blobKeySegments } from './keys.ts';
+import { withSource } from './source.ts';
 
 /**
  * Production blobs in MongoDB GridFS: the key is the file name and the
@@ -41,21 +41,22 @@ export function createGridFsBlobs(db: Db, bucketName = 'blobs'): Blobs {
   };
 
   return {
-    async put(key, data, contentType): Promise<BlobInfo> {
-      blobKeySegments(key);
-      const upload = bucket.openUploadStream(key, { metadata: { contentType } });
-      const source = Buffer.isBuffer(data) ? Readable.from([data]) : data;
-      await pipeline(source, upload);
-      const file = upload.gridFSFile;
-      if (!file) throw new Error(`GridFS upload of ${key} finished without a file document`);
-      const older = await bucket
-        .find({
-          filename: key,
-          $or: [{ uploadDate: { $lt: file.uploadDate } }, { uploadDate: file.uploadDate, _id: { $lt: file._id } }],
-        })
-        .toArray();
-      await remove(older);
-      return { key, size: file.length, contentType };
+    put(key, data, contentType): Promise<BlobInfo> {
+      return withSource(data, async (source) => {
+        blobKeySegments(key);
+        const upload = bucket.openUploadStream(key, { metadata: { contentType } });
+        await pipeline(source, upload);
+        const file = upload.gridFSFile;
+        if (!file) throw new Error(`GridFS upload of ${key} finished without a file document`);
+        const older = await bucket
+          .find({
+            filename: key,
+            $or: [{ uploadDate: { $lt: file.uploadDate } }, { uploadDate: file.uploadDate, _id: { $lt: file._id } }],
+          })
+          .toArray();
+        await remove(older);
+        return { key, size: file.length, contentType };
+      });
     },
 
     async open(key, range) {
