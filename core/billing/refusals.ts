@@ -11,7 +11,7 @@ export function refusalFor(ownAssessment: Assessment | null, othersExist: boolea
     ownAssessment === null ||
     (!ownAssessment.canPay && ['inactive', 'expired', 'used_up'].includes(ownAssessment.reason));
   if (ownInactive && !othersExist) {
-    return new DomainError('forbidden', 'The grant behind this key is used up, expired or replaced, and no other active grant of the account covers this engine.', {
+    return new DomainError('forbidden', 'The grant that pays for this key or connected app is used up, expired or replaced, and no other active grant of the account covers this engine.', {
       code: 'GRANT_INACTIVE',
       required,
     });

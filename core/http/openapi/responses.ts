@@ -198,7 +198,7 @@ const CORE_MESSAGES: Record<string, CoreRefusal> = {
     retryAfterSeconds: UNREACHABLE_RETRY_SECONDS,
   },
   GRANT_TOKENS_EXHAUSTED: { message: 'The grant has too few tokens left for this request.', remaining: 40, required: 120 },
-  GRANT_INACTIVE: { message: 'The grant behind this key is used up, expired or replaced, and no other active grant of the account covers this engine.', required: 120 },
+  GRANT_INACTIVE: { message: 'The grant that pays for this key or connected app is used up, expired or replaced, and no other active grant of the account covers this engine.', required: 120 },
   GRANT_EXPIRED: { message: 'The grant has expired. Renew the plan to continue.' },
   GRANT_DAILY_LIMIT: { message: 'The daily token cap of the grant is spent.', resetAt: '2026-11-02T00:00:00.000Z', remaining: 40, required: 120 },
   GRANT_WEEKLY_LIMIT: { message: 'The weekly token cap of the grant is spent.', resetAt: '2026-11-09T00:00:00.000Z', remaining: 40, required: 120 },
