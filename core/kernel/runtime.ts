@@ -36,11 +36,24 @@ export interface SystemOfRecord {
   close(): Promise<void>;
 }
 
+/**
+ * A MongoDB that keeps its connections open but stops answering must not hold
+ * requests for good (`GET /tts/{id}` waited 12 minutes on such a server): an
+ * operation waits at most this long for a reply, then fails as unreachable
+ * (503, Retry-After). It counts only while an operation is in flight, so a
+ * download read slowly is not cut. A `socketTimeoutMS` in MONGODB_URL wins.
+ */
+export const MONGO_SOCKET_TIMEOUT_MS = 30_000;
+
+export function mongoClientOptions(url: string): { socketTimeoutMS?: number } {
+  return /[?&]sockettimeoutms=/i.test(url) ? {} : { socketTimeoutMS: MONGO_SOCKET_TIMEOUT_MS };
+}
+
 /** Opens documents and blobs as configured; the admin CLI uses it alone. */
 export async function openSystemOfRecord(config: Config, embeddedDb: () => EmbeddedDb): Promise<SystemOfRecord> {
   if (config.mongo) {
     const { MongoClient } = await import('mongodb');
-    const client = new MongoClient(config.mongo.url);
+    const client = new MongoClient(config.mongo.url, mongoClientOptions(config.mongo.url));
     await client.connect();
     const { createMongoDocuments } = await import('../adapters/documents/mongo.ts');
     const { createGridFsBlobs } = await import('../adapters/blobs/gridfs.ts');

@@ -174,6 +174,18 @@ if (mongoUrl) {
     const db = client.db(`contract_blobs_${randomUUID().slice(0, 8)}`);
     return { blobs: createGridFsBlobs(db, 'audio'), close: async () => void (await db.dropDatabase()) };
   });
+  test('gridfs: a put whose stream fails part-way leaves no chunks behind (the upload is aborted)', async (t) => {
+    const db = client.db(`contract_blobs_${randomUUID().slice(0, 8)}`);
+    t.teardown(async () => void (await db.dropDatabase()));
+    const blobs = createGridFsBlobs(db, 'audio');
+    async function* failing() {
+      for (let i = 0; i < 8; i++) yield Buffer.alloc(255 * 1024, i);
+      throw new Error('the render died');
+    }
+    await t.throwsAsync(blobs.put('jobs/cut.wav.pcm.part', Readable.from(failing()), 'application/octet-stream'), { message: 'the render died' });
+    t.is(await db.collection('audio.chunks').countDocuments(), 0);
+    t.is(await db.collection('audio.files').countDocuments(), 0);
+  });
 } else {
   console.log('blobs contract: GridFS adapter skipped, MONGODB_URL is not set');
 }

@@ -1,4 +1,4 @@
-import { GridFSBucket, type Db, type GridFSFile } from 'mongodb';
+import { GridFSBucket, type Db, type GridFSBucketWriteStream, type GridFSFile } from 'mongodb';
 import { pipeline } from 'node:stream/promises';
 import { checkByteRange, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
 import { blobKeySegments } from './keys.ts';
@@ -23,6 +23,18 @@ function isFileNotFound(err: unknown): boolean {
   return err instanceof Error && /file not found/i.test(err.message);
 }
 
+/**
+ * Waits (at most 5 s) for the chunk inserts an upload still has in flight, by
+ * the driver's own count: a failed pipeline does not wait for them, and a
+ * chunk that lands after the abort's delete would stay behind it.
+ */
+async function insertsSettled(upload: GridFSBucketWriteStream): Promise<void> {
+  const state = (upload as unknown as { state?: { outstandingRequests?: number } }).state;
+  for (let waited = 0; (state?.outstandingRequests ?? 0) > 0 && waited < 5000; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export function createGridFsBlobs(db: Db, bucketName = 'blobs'): Blobs {
   const bucket = new GridFSBucket(db, { bucketName });
 
@@ -45,7 +57,14 @@ export function createGridFsBlobs(db: Db, bucketName = 'blobs'): Blobs {
       return withSource(data, async (source) => {
         blobKeySegments(key);
         const upload = bucket.openUploadStream(key, { metadata: { contentType } });
-        await pipeline(source, upload);
+        try {
+          await pipeline(source, upload);
+        } catch (err) {
+          // The chunks written so far have no file document yet: without the abort they would stay in the bucket for good.
+          await insertsSettled(upload);
+          await upload.abort().catch(() => undefined);
+          throw err;
+        }
         const file = upload.gridFSFile;
         if (!file) throw new Error(`GridFS upload of ${key} finished without a file document`);
         const older = await bucket
