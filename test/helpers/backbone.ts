@@ -5,6 +5,7 @@ import { startKafka, type TestKafka } from './servers/kafka.ts';
 import { startMongo } from './servers/mongo.ts';
 import { freePort, javaToolsMissing } from './servers/java.ts';
 import { findClickHouseServer, startPrivateClickHouse, type PrivateClickHouse } from './private-clickhouse.ts';
+import { tether } from './tether.ts';
 
 /**
  * The four servers of the distributed mode, started for one topology: a
@@ -24,6 +25,8 @@ export interface BackboneServers {
   redis: { url: string; version: string };
   /** one line per server: what runs where */
   describe(): string[];
+  /** the server processes started here (not a MONGODB_URL / REDIS_URL server, nor the shared Redis), with their pids while they run */
+  processes(): Array<{ name: string; pid: number | undefined; where: string }>;
   stop(): Promise<void>;
 }
 
@@ -34,6 +37,8 @@ export interface BackboneOptions {
   redisUrl?: string;
   /** names the database and ClickHouse database (default: pid and time) */
   name?: string;
+  /** heap of the MongoDB-wire server started here, in MB (default: startMongo's); it keeps every document and GridFS chunk */
+  mongoHeapMb?: number;
 }
 
 async function redisAnswers(url: string): Promise<string | null> {
@@ -51,19 +56,22 @@ async function redisAnswers(url: string): Promise<string | null> {
   }
 }
 
-async function startRedis(url: string | undefined): Promise<{ url: string; version: string; stop(): Promise<void> }> {
+async function startRedis(url: string | undefined): Promise<{ url: string; version: string; pid: (() => number | undefined) | null; stop(): Promise<void> }> {
   const shared = url ?? 'redis://127.0.0.1:6379';
   const version = await redisAnswers(shared);
-  if (version) return { url: shared, version: `Redis ${version} at ${shared}`, stop: async () => {} };
+  if (version) return { url: shared, version: `Redis ${version} at ${shared}`, pid: null, stop: async () => {} };
   if (url) throw new Error(`REDIS_URL=${url} does not answer`);
   const port = await freePort();
   let child: ChildProcess;
+  let untethered = Promise.resolve();
   try {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    // Its own process group (a terminal's Ctrl-C must not end it under the draining roles), tied to this process.
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore', detached: true });
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);
       child.once('spawn', () => resolve());
     });
+    untethered = tether(child, 5000);
   } catch (error) {
     throw new ServerUnavailable(`no Redis on 127.0.0.1:6379 and redis-server cannot run: ${(error as Error).message}`);
   }
@@ -73,10 +81,12 @@ async function startRedis(url: string | undefined): Promise<{ url: string; versi
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
+    await untethered;
   };
   for (let i = 0; i < 100; i++) {
     const ownVersion = await redisAnswers(own);
-    if (ownVersion) return { url: own, version: `Redis ${ownVersion} (private redis-server) at ${own}`, stop };
+    const pid = () => (child.exitCode === null && child.signalCode === null ? child.pid : undefined);
+    if (ownVersion) return { url: own, version: `Redis ${ownVersion} (private redis-server) at ${own}`, pid, stop };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await stop();
@@ -108,7 +118,7 @@ export async function startBackboneServers(options: BackboneOptions = {}): Promi
   const started = await Promise.allSettled([
     startKafka().then(track),
     startPrivateClickHouse({ startTimeoutMs: 60_000 }).then(track),
-    options.mongoUrl ? Promise.resolve(null) : startMongo().then(track),
+    options.mongoUrl ? Promise.resolve(null) : startMongo({ heapMb: options.mongoHeapMb }).then(track),
     startRedis(options.redisUrl).then(track),
   ]);
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -129,9 +139,15 @@ export async function startBackboneServers(options: BackboneOptions = {}): Promi
     redis: { url: redis.url, version: redis.version },
     describe: () => [
       `Kafka: Apache Kafka ${kafka.version} (KRaft, single node) at ${kafka.brokers}`,
-      `MongoDB: ${servers.mongo.version}, database ${name}`,
+      `MongoDB: ${servers.mongo.version}${mongo ? `, heap ${mongo.heapMb} MB` : ''}, database ${name}`,
       `ClickHouse: private clickhouse-server at ${clickhouse.url}, database ${name}`,
       `Redis: ${redis.version}`,
+    ],
+    processes: () => [
+      { name: 'Kafka', pid: kafka.pid(), where: kafka.brokers },
+      ...(mongo ? [{ name: 'MongoDB-wire', pid: mongo.pid(), where: mongo.url }] : []),
+      { name: 'ClickHouse', pid: clickhouse.pid(), where: clickhouse.url },
+      ...(redis.pid ? [{ name: 'redis-server', pid: redis.pid(), where: redis.url }] : []),
     ],
     stop: stopAll,
   };

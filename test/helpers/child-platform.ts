@@ -43,8 +43,14 @@ process.once('exit', () => {
  * Runs `core/main.ts` (what `npm start` runs) as a child process, so tests
  * can kill it the hard way. Resolves once the platform logged its start.
  * Responses the test receives from it are checked against its API reference.
+ * `onOutput` sees everything it prints, from the first byte (its start-up
+ * warnings included), for as long as it runs.
  */
-export async function startChildPlatform(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildPlatform> {
+export async function startChildPlatform(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void,
+): Promise<ChildPlatform> {
   const child = spawn(process.execPath, ['--import=tsx', `--import=${LIFELINE}`, 'core/main.ts'], {
     cwd: ROOT,
     env: { ...inheritedEnv(), HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'info', ...env },
@@ -74,6 +80,10 @@ export async function startChildPlatform(env: Record<string, string>, timeoutMs 
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
+    if (onOutput) {
+      child.stdout!.on('data', (chunk: Buffer) => onOutput(chunk, 'stdout'));
+      child.stderr!.on('data', (chunk: Buffer) => onOutput(chunk, 'stderr'));
+    }
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`child platform exited with ${code}:\n${out}`));

@@ -4,6 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import { tether } from './tether.ts';
 
 /**
  * A private clickhouse-server for one test: its own temp directory and
@@ -26,6 +27,8 @@ export interface PrivateClickHouse {
   destroy(): Promise<void>;
   /** the last lines of the server's error log, for failure messages */
   errorLog(lines?: number): string;
+  /** the server's process id while it runs */
+  pid(): number | undefined;
 }
 
 const SEARCH_PATH = ['/usr/bin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin'];
@@ -178,17 +181,24 @@ export async function startPrivateClickHouse(options: { startTimeoutMs?: number 
       ? ['setpriv', [`--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', binary!, ...args]]
       : [binary!, args];
     output = '';
-    const proc = spawn(command, argv as string[], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, as the Java servers: a terminal's Ctrl-C signals the whole foreground group, and a
+    // ClickHouse that died at once left `npm run stack`'s pipelines process draining usage into nothing. Its owner
+    // stops it after the processes that use it; should the owner die, the tether stops it.
+    const proc = spawn(command, argv as string[], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const untethered = tether(proc, 10_000);
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-4000);
     };
     proc.stdout!.on('data', keep);
     proc.stderr!.on('data', keep);
     running.add(proc);
-    exited = new Promise((resolve) => proc.once('exit', (code, signal) => {
+    exited = new Promise<number | null>((resolve) => proc.once('exit', (code, signal) => {
       running.delete(proc);
       resolve(code ?? (signal ? -1 : null));
-    }));
+    })).then(async (code) => {
+      await untethered;
+      return code;
+    });
     child = proc;
   }
 
@@ -264,5 +274,9 @@ export async function startPrivateClickHouse(options: { startTimeoutMs?: number 
       rmSync(dir, { recursive: true, force: true });
     },
     errorLog: tail,
+    pid() {
+      const proc = child as ChildProcess | null;
+      return proc && proc.exitCode === null && proc.signalCode === null ? proc.pid : undefined;
+    },
   };
 }

@@ -42,6 +42,8 @@ export interface TopologyOptions {
   adminToken?: string;
   /** how long one process may take to start (default 120 s: the tests start five at once on a loaded machine) */
   startTimeoutMs?: number;
+  /** sees every process's output from its first byte (start-up warnings included); `name` is e.g. "inference-2" */
+  onOutput?: (name: string, chunk: Buffer, stream: 'stdout' | 'stderr') => void;
 }
 
 export interface Topology {
@@ -105,9 +107,11 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
   const timeoutMs = options.startTimeoutMs ?? 120_000;
 
   async function start(role: Role, index: number, own: Record<string, string>): Promise<RoleProcess> {
-    const child = await startChildPlatform({ ...env, ROLES: role, ...own }, timeoutMs);
+    const name = `${role}-${index + 1}`;
+    const onOutput = options.onOutput;
+    const child = await startChildPlatform({ ...env, ROLES: role, ...own }, timeoutMs, onOutput && ((chunk, stream) => onOutput(name, chunk, stream)));
     const proc: RoleProcess = {
-      role, name: `${role}-${index + 1}`, env: own, child, url: child.url,
+      role, name, env: own, child, url: child.url,
       inferenceUrl: role === 'inference' ? inferenceUrls[index]! : null, opsUrl: child.opsUrl,
     };
     started.push(proc);

@@ -13,6 +13,10 @@ export interface TestMongo {
   /** what runs, e.g. "mongo-java-server 1.47.0 (in-memory, announces MongoDB 4.4.0)" */
   version: string;
   stop(): Promise<void>;
+  /** the server JVM's process id while it runs */
+  pid(): number | undefined;
+  /** the JVM's heap (-Xmx), in MB: every document and GridFS chunk is kept there */
+  heapMb: number;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -25,7 +29,8 @@ const START_TIMEOUT_MS = 60_000;
  */
 export async function startMongo(options: { bench?: boolean; heapMb?: number } = {}): Promise<TestMongo> {
   const server = prepareJavaServer('mongo');
-  const proc = startJava(server, [...(options.bench ? BENCH_JVM : SMALL_JVM), `-Xmx${options.heapMb ?? 768}m`, '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
+  const heapMb = options.heapMb ?? 768;
+  const proc = startJava(server, [...(options.bench ? BENCH_JVM : SMALL_JVM), `-Xmx${heapMb}m`, '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'],
     'MongoWireServer', ['127.0.0.1', '0'], process.cwd());
   try {
     const [, address] = await waitForOutput(proc, /listening (\S+:\d+)/, START_TIMEOUT_MS);
@@ -34,7 +39,10 @@ export async function startMongo(options: { bench?: boolean; heapMb?: number } =
     try {
       const info = await client.db('admin').command({ buildInfo: 1 });
       const version = `mongo-java-server ${artifactVersion(server, 'mongo-java-server')} (in-memory backend, announces MongoDB ${info.version})`;
-      return { url, version, stop: () => proc.stop() };
+      return {
+        url, version, heapMb, stop: () => proc.stop(),
+        pid: () => (proc.child.exitCode === null && proc.child.signalCode === null ? proc.child.pid : undefined),
+      };
     } finally {
       await client.close();
     }
