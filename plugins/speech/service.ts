@@ -96,8 +96,9 @@ export function createSpeechService(services: SpeechDeps) {
     return { price, text: prepared.text };
   }
 
-  function annotate(outcome: OutcomeAnnotation, voice: VoiceProfile, engine: string, characters: number): void {
-    Object.assign(outcome, { voice: voice.id, voiceName: voice.name, engine, characters });
+  /** Usage files the request under its voice as soon as the voice is known, so a refusal is filed as on `POST /tts`. */
+  function annotate(outcome: OutcomeAnnotation, voice: VoiceProfile, engine: string): void {
+    Object.assign(outcome, { voice: voice.id, voiceName: voice.name, engine });
   }
 
   function delivery(scope: RequestScope, sink: ResponseSink, started: StartedRun, headers: Record<string, string>, steps: BodySteps): Delivery {
@@ -162,8 +163,9 @@ export function createSpeechService(services: SpeechDeps) {
         params: { format: 'response_format', sampleRate: 'sample_rate' },
       }, canEncode);
       const voice = await catalog.resolve({ voice: body.voice, engine, accountId: scope.auth.accountId, allowClones: false, param: 'voice' });
+      annotate(scope.outcome, voice, engine);
       const { price, text } = await admit(scope, { text: body.input, engine, aiRefine: body.aiRefine, param: 'input' });
-      annotate(scope.outcome, voice, engine, price.characters);
+      scope.outcome.characters = price.characters;
 
       return gated(scope, async () => {
         const sink = new ResponseSink(scope.out, abandonMs);
@@ -219,8 +221,9 @@ export function createSpeechService(services: SpeechDeps) {
         params: { format: 'outputFormat', sampleRate: 'sampleRate' },
       }, canEncode);
       const voice = await catalog.resolve({ voice: body.voiceId, engine, accountId: scope.auth.accountId, allowClones: true, param: 'voiceId' });
+      annotate(scope.outcome, voice, engine);
       const { price, text } = await admit(scope, { text: body.text, engine, aiRefine: body.aiRefine, param: 'text' });
-      annotate(scope.outcome, voice, engine, price.characters);
+      scope.outcome.characters = price.characters;
 
       const slots: HeldSlots = await acquireStreamSlots(services.counters.slots, scope.auth.grantId, config.limits);
       const sink = new ResponseSink(scope.out, abandonMs);
@@ -262,9 +265,10 @@ export function createSpeechService(services: SpeechDeps) {
       const engine = catalog.resolveEngine(query.engine);
       const { text: input, sampleRate } = body.message;
       const voice = await catalog.resolve({ voice: query.voiceId, engine, accountId: scope.auth.accountId, allowClones: false, param: 'voiceId' });
+      annotate(scope.outcome, voice, engine);
       // SPEC: aiRefine is never applied on this route.
       const { price, text } = await admit(scope, { text: input, engine, aiRefine: false, param: 'message.text' });
-      annotate(scope.outcome, voice, engine, price.characters);
+      scope.outcome.characters = price.characters;
 
       return gated(scope, async () => {
         const sink = new ResponseSink(scope.out, abandonMs);

@@ -46,6 +46,23 @@ test('GET /usage: rows of POST /tts start queued and close as ok; 4xx refusals a
   t.deepEqual(report.byErrorCode.map((r: any) => [r.errorCode, r.statusCode, r.count]), [['http_400', 400, 1]]);
 });
 
+test('byVoice files a refusal under the voice asked for on every speech route, as on POST /tts', async (t) => {
+  const acct = await p.bootstrap({ grant: { totalTokens: 100 } });
+  const voice = 'vi-central-male-hung';
+  const refused = [
+    await p.api('/tts', { method: 'POST', key: acct.apiKey, json: { text: TEXT, voiceId: voice } }),
+    await p.api('/audio/speech', { method: 'POST', key: acct.apiKey, json: { input: TEXT, voice } }),
+    await p.api('/tts/stream', { method: 'POST', key: acct.apiKey, json: { text: TEXT, voiceId: voice } }),
+  ];
+  t.deepEqual(refused.map((r) => r.status), [403, 403, 403], 'the grant cannot pay');
+  const report = await waitFor(async () => {
+    const { body } = await usage(acct.apiKey);
+    return body.totals.requests === 3 ? body : null;
+  }, { timeoutMs: 15_000, what: 'usage to show the three refusals' });
+  t.like(report.totals, { denied: 3, characters: 0, tokenCost: 0 });
+  t.deepEqual(report.byVoice.map((row: { voice: string; requests: number }) => [row.voice, row.requests]), [[voice, 3]]);
+});
+
 test('GET /usage scope=account sums every key of the account; scope=key only the calling key', async (t) => {
   const acct = await p.bootstrap();
   const second = await (await p.admin(`/accounts/${acct.accountId}/keys`, { method: 'POST', json: {} })).json();
