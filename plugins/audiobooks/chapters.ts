@@ -28,9 +28,13 @@ interface Prepared {
 const toRecords = (segments: ScriptSegment[], from: number): SegmentRecord[] =>
   segments.map((s, i) => ({ position: from + i, speaker: s.speaker, text: s.text, sceneBreak: s.sceneBreak }));
 
-/** A chapter added to a book that had finished reopens it (it joins a started book). */
+/**
+ * A chapter added to a book that had finished reopens it (it joins a started
+ * book) as a new run, so that finishing again writes its own notification
+ * (one per finished run: `ntf_<book>_<run>`).
+ */
 function reopened(book: BookRecord): BookPatch {
-  return book.status === 'completed' ? { status: 'queued', completedAt: null, queuedAt: new Date().toISOString(), waitingReason: null } : {};
+  return book.status === 'completed' ? { status: 'queued', completedAt: null, queuedAt: new Date().toISOString(), waitingReason: null, run: book.run + 1 } : {};
 }
 
 /**

@@ -49,7 +49,7 @@ export function segmentMismatch(index: number, actual: number, sent: number, las
 }
 
 export function duplicateSegments(index: number, count: number): DomainError {
-  return new DomainError('conflict', `These ${count} segments are already the last segments of chapter ${index}; nothing was added. Send afterSegment to append them again on purpose.`, {
+  return new DomainError('conflict', `${count === 1 ? 'This segment is already the last segment' : `These ${count} segments are already the last segments`} of chapter ${index}; nothing was added. Send afterSegment to append ${count === 1 ? 'it' : 'them'} again on purpose.`, {
     code: 'duplicate_segments', extra: { chapter: index },
   });
 }

@@ -102,6 +102,15 @@ test.serial('SPEC Output: each chapter is an MP3 (128 kbps, mono, 48 kHz, ID3 ta
   t.like(notes[0], { kind: 'audiobook.completed', bookId: book.id });
   t.is(await grantUsed(p, acct.grantId), prices[0]! + prices[1]!);
   t.like(await ledgerOf(acct.grantId, prices[0]! + prices[1]!), { balanced: true });
+
+  // A chapter added to the finished book reopens it; finishing again is a run of its own, with its own notification.
+  await addChapter(p, acct.apiKey, book.id, 'Chương ba', [{ text: prose('Phần thêm', 1) }]);
+  const again = await waitForBook(p, acct.apiKey, book.id, ['completed', 'partial', 'failed']);
+  t.like(again.totals, { chapters: 3, completedChapters: 3 });
+  const after = (await call(p, acct.apiKey, 'GET', '/library/notifications')).body.items;
+  t.is(after.length, 2, 'one notification per finished run');
+  t.true(after.every((n: any) => n.kind === 'audiobook.completed' && n.bookId === book.id));
+  t.regex(after.map((n: any) => n.message).join(' | '), /3 chapters/);
 });
 
 test.serial('two books of two accounts interleave chapter by chapter', async (t) => {
