@@ -55,13 +55,16 @@ export function accountRoutes(router: Router, deps: AccountRouteDeps): void {
     const { signedIn } = await signedInVisitor(ctx, identity);
     const accountId = signedIn.user.accountId;
     const now = new Date();
-    const [keys, active, account] = await Promise.all([
-      accountKeys.listKeys(accountId), documents.grants.listActive(accountId), documents.accounts.get(accountId),
+    const [keys, grants, account] = await Promise.all([
+      accountKeys.listKeys(accountId), documents.grants.listByAccount(accountId), documents.accounts.get(accountId),
     ]);
+    const entries = grants.map((g) => grantEntry(g, now, deps.timezoneOffsetMinutes));
     ctx.body = {
       keys: keys.slice().reverse(),
       maxActiveKeys: MAX_ACTIVE_KEYS,
-      activeGrants: active.filter((g) => !isExpired(g, now)).map((g) => grantEntry(g, now, deps.timezoneOffsetMinutes)),
+      activeGrants: entries.filter((g) => g.status === 'active' && !g.expired),
+      // Every plan a key may stand on, spent ones included, so a key's plan is named by its name and state, never its id.
+      keyGrants: entries.filter((g) => keys.some((k) => k.grantId === g.grantId)),
       trialAvailable: account ? !account.trialUsed : false,
     };
   });

@@ -43,7 +43,7 @@ export function registerSpeechRoutes(route: RouteRegistrar, service: SpeechServi
         },
       },
       400: { description: 'Missing input, unknown voice, unsupported format, stream_format with a format that cannot stream, conflicting sample_rate, retired model' },
-      403: { description: '`insufficient_quota` (grant exhausted or expired), or `authentication_error` for a plan that lacks the engine' },
+      403: { description: '`insufficient_quota` (the grant cannot pay: too few tokens left, used up, expired or replaced, and no other active grant covers the engine), or `authentication_error` for a plan that lacks the engine' },
       422: { description: '`content_policy_violation` (only with aiRefine)' },
       429: { description: '`rate_limit_exceeded`: the rate limit or a spent daily or weekly cap (the two cannot be told apart here)' },
       500: { description: 'Synthesis failed; refunded' },

@@ -139,6 +139,16 @@ test('every session route needs a signed-in session (401 SIGN_IN_REQUIRED), and 
   t.is((await res.json()).code, 'CSRF_FAILED');
 });
 
+test('the keys view names the plan a key stands on when that plan is spent (no longer among the active ones), with its state', async (t) => {
+  const { v, user } = await signedIn();
+  t.is((await v.call('POST', '/keys', { kind: 'live', name: 'Server' })).status, 201);
+  t.is((await p.admin(`/grants/${user.grantId}`, { method: 'PATCH', json: { status: 'replaced' } })).status, 200);
+  const view = await (await v.call('GET', '/keys')).json();
+  t.deepEqual(view.activeGrants, []);
+  t.like(view.keyGrants.find((g: { grantId: string }) => g.grantId === user.grantId), { status: 'replaced' });
+  t.true(view.keys.every((k: { grantId: string }) => view.keyGrants.some((g: { grantId: string }) => g.grantId === k.grantId)));
+});
+
 test('a signed-in user creates a live and a test key (plaintext once), lists them, and revokes one: the revoked key is refused at once', async (t) => {
   const { v, user } = await signedIn();
   const created = await v.call('POST', '/keys', { kind: 'test', name: 'CI' });
@@ -153,6 +163,7 @@ test('a signed-in user creates a live and a test key (plaintext once), lists the
   t.is(listed.keys[0].id, key.id, 'newest first');
   t.false(JSON.stringify(listed).includes(apiKey), 'the plaintext is never listed');
   t.deepEqual(listed.activeGrants.map((g: { grantId: string }) => g.grantId), [user.grantId]);
+  t.deepEqual(listed.keyGrants.map((g: { grantId: string; status: string }) => [g.grantId, g.status]), [[user.grantId, 'active']], 'the plans the keys stand on');
 
   t.is((await v.call('DELETE', `/keys/${key.id}`)).status, 200);
   t.is((await p.api('/balance', { key: apiKey })).status, 401);

@@ -406,6 +406,15 @@ test('structuredContent.error.code is the refusal\'s code on the MP3 route as on
   t.like(mp3Daily, { status: 429, code: 'GRANT_DAILY_LIMIT', resetAt: jobDaily.resetAt });
   t.like(jobDaily, { status: 429, code: 'GRANT_DAILY_LIMIT' });
   t.truthy(jobDaily.resetAt);
+  // A plan spent to its last token: GRANT_INACTIVE on both routes, without advice that cannot help (a cap, a shorter text).
+  const { mcp: spent } = await session({ totalTokens: 195 });
+  t.falsy((await spent.callTool({ name: 'text_to_speech', arguments: { text: 'Một câu ngắn.' } })).isError);
+  for (const input of [short, long]) {
+    const result = await spent.callTool({ name: 'text_to_speech', arguments: { text: input } });
+    t.like((result.structuredContent as { error: Record<string, unknown> }).error, { status: 403, code: 'GRANT_INACTIVE' });
+    t.notRegex(text(result), /wait for a cap|shorter text/);
+  }
+  await spent.close();
   // A test key's word cap (README: 400 TEST_KEY_WORD_LIMIT), and no "fix the arguments" for what no argument fixes.
   const { apiKey } = await p.bootstrap({ kind: 'test', grant: { totalTokens: 1_000_000 } });
   const tester = await connect(apiKey);

@@ -72,11 +72,15 @@ async function withShortfall(err: unknown, ctx: ToolContext, characters: number)
   if (!(err instanceof ToolError) || (err.details.status !== 403 && err.details.status !== 429)) throw err;
   try {
     const [{ body: balance }, { body: prices }] = await Promise.all([
-      ctx.api.json<{ remaining: number; plan: { daily: Cap; weekly: Cap } | null }>('GET', '/balance'),
+      ctx.api.json<{ remaining: number; totalRemainingTokens: number; plan: { daily: Cap; weekly: Cap } | null }>('GET', '/balance'),
       ctx.api.json<{ engines: Array<{ isDefault: boolean; billingMultiplier: number }>; globalMultiplier: number }>('GET', '/engines'),
     ]);
     const engine = prices.engines.find((e) => e.isDefault) ?? prices.engines[0];
     const required = Math.ceil(Math.max(50, characters) * engine.billingMultiplier * prices.globalMultiplier - 1e-9);
+    // No active grant of the account has a token left: the job route's GRANT_INACTIVE, with its advice (no shorter text or cap helps).
+    if (err.details.status === 403 && !err.details.code && (balance.plan === null || balance.totalRemainingTokens === 0)) {
+      throw refusal(403, { message: err.details.message, code: 'GRANT_INACTIVE', required });
+    }
     if (balance.remaining < required) {
       // 403: the plan's tokens; 429: the cap that is short (a 429 with enough under both caps is a rate limit, and gets no code here).
       const short = (cap: Cap | undefined) => (cap && cap.remaining < required ? cap : null);
@@ -84,7 +88,8 @@ async function withShortfall(err: unknown, ctx: ToolContext, characters: number)
       const weekly = daily ? null : short(balance.plan?.weekly);
       const code = err.details.code ?? (err.details.status === 403 ? 'GRANT_TOKENS_EXHAUSTED' : daily ? 'GRANT_DAILY_LIMIT' : weekly ? 'GRANT_WEEKLY_LIMIT' : null);
       const resetAt = (daily ?? weekly)?.resetAt ?? err.details.resetAt;
-      throw new ToolError(`${err.details.message} The plan can spend at most ${balance.remaining} tokens on one request now (its balance and any daily or weekly cap) and this needs ${required}. Tell the user to top up their plan, wait for a cap to reset, or use a shorter text.`, {
+      const capped = Boolean(balance.plan?.daily || balance.plan?.weekly);
+      throw new ToolError(`${err.details.message} The plan can spend at most ${balance.remaining} tokens on one request now (its balance${capped ? ' and its daily or weekly cap' : ''}) and this needs ${required}. Tell the user to top up their plan${capped ? ', wait for a cap to reset,' : ''} or use a shorter text.`, {
         ...err.details, code, resetAt, remaining: balance.remaining, required,
       });
     }

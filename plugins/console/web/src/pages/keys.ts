@@ -1,7 +1,7 @@
 import { ApiFailure, consoleApi } from '../api.ts';
 import { announce, busy, codeBlock, field, focusResult, h, notice, replace } from '../dom.ts';
 import { fmtDateTime, t, timeZoneName } from '../i18n.ts';
-import { planName, type GrantEntry } from './grants.ts';
+import { grantStatus, planName, type GrantEntry } from './grants.ts';
 
 /**
  * API keys: create a live or test key against an active grant (the
@@ -25,6 +25,8 @@ interface KeysView {
   keys: PublicKey[];
   maxActiveKeys: number;
   activeGrants: GrantEntry[];
+  /** the plans the listed keys stand on, whatever their state */
+  keyGrants: GrantEntry[];
   trialAvailable: boolean;
 }
 
@@ -140,9 +142,11 @@ export async function render(root: HTMLElement): Promise<void> {
 
   function keyTable(view: KeysView): HTMLElement {
     if (view.keys.length === 0) return h('p', {}, t('keys.empty'));
+    // A key keeps working for reads when its plan is spent; its row says which plan and in what state.
     const plan = (grantId: string) => {
-      const g = view.activeGrants.find((x) => x.grantId === grantId);
-      return g ? planName(g) : grantId;
+      const g = view.keyGrants.find((x) => x.grantId === grantId);
+      if (!g) return grantId;
+      return g.status === 'active' && !g.expired ? planName(g) : `${planName(g)} (${grantStatus(g)})`;
     };
     return h('section', { 'aria-labelledby': 'key-list' },
       h('h2', { id: 'key-list' }, t('keys.list')),
