@@ -15,6 +15,7 @@ import { answerClientErrors } from '../http/client-errors.ts';
 import { startOutboxRelay } from '../billing/outbox-relay.ts';
 import { startHoldRecovery } from '../billing/hold-recovery.ts';
 import { startSpillRelay } from '../bus-spill.ts';
+import { startBlobSweep } from '../blob-sweep.ts';
 import { ServiceRegistry } from './registry.ts';
 import { coreServiceFactories, selfApiRef } from './runtime.ts';
 import type { CredentialVerifier } from '../http/auth.ts';
@@ -43,9 +44,10 @@ export interface Platform {
 /**
  * What the kernel runs for core itself, in the api role: the billing outbox
  * relay, the recovery of charges held by a process that died, and the relay
- * of outcome events the bus refused.
+ * of outcome events the bus refused; in the pipelines role: the sweep of
+ * uploads a killed process left in the blob store.
  */
-function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
+export function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
   // Asked for when a worker starts: only the api role runs them.
   const services = async () => {
     const [documents, bus, logger, billing, config] = await Promise.all([
@@ -78,6 +80,10 @@ function coreWorkers(registry: ServiceRegistry): BackgroundWorker[] {
       const { documents, bus, logger, config } = await services();
       return startSpillRelay({ bus, spill: documents.spill, logger, intervalMs: config.busSpillRelaySeconds * 1000 });
     },
+  }, {
+    name: 'core:blob-orphan-sweep',
+    role: 'pipelines',
+    start: async () => startBlobSweep({ blobs: await registry.get(coreServices.blobs, 'core'), logger: await registry.get(coreServices.logger, 'core') }),
   }];
 }
 

@@ -59,4 +59,17 @@ export interface Blobs {
   delete(key: string): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Removes what uploads cut off by a crash left behind (a process killed
+   * mid-put never deletes its partial data): at most `limit` such uploads per
+   * call, only those whose last write is older than `olderThan` (an upload in
+   * progress looks the same until it ends, so the age is what tells them
+   * apart). Resolves with the number of uploads removed; `limit` of them means
+   * more may be waiting. GridFS: chunks whose file document is missing, by the
+   * time of the newest chunk (its ObjectId `_id`); directory: files in `tmp/`,
+   * by mtime. Never touches a stored blob. Optional: an adapter without
+   * crash leftovers has none. Core's `core:blob-orphan-sweep` worker
+   * (pipelines role) calls it.
+   */
+  sweepOrphans?(olderThan: Date, limit: number): Promise<number>;
 }

@@ -1,10 +1,10 @@
 import test, { type ExecutionContext } from 'ava';
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { MongoClient } from 'mongodb';
+import { Binary, GridFSBucket, MongoClient, ObjectId, type Db } from 'mongodb';
 import { createDirectoryBlobs } from '../../core/adapters/blobs/directory.ts';
 import { createGridFsBlobs } from '../../core/adapters/blobs/gridfs.ts';
 import type { Blobs } from '../../core/ports/blobs.ts';
@@ -165,6 +165,27 @@ test('directory: a refused key writes nothing outside the store', async (t) => {
   t.deepEqual(await readdir(path.join(dir, 'store', 'tmp')), []);
 });
 
+test('directory: sweepOrphans removes tmp files a killed put left, once untouched long enough, and never a stored blob', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'blobs-contract-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const blobs = createDirectoryBlobs(path.join(dir, 'store'));
+  t.is(await blobs.sweepOrphans!(new Date(), 100), 0, 'no tmp folder yet: nothing to do');
+  await blobs.put('jobs/kept.wav', Buffer.from('a stored blob'), 'audio/wav');
+  const tmp = path.join(dir, 'store', 'tmp');
+  const hoursAgo = (h: number) => new Date(Date.now() - h * 3600_000);
+  for (const name of ['dead-1', 'dead-2', 'dead-3']) {
+    await writeFile(path.join(tmp, name), Buffer.alloc(1000));
+    await utimes(path.join(tmp, name), hoursAgo(7), hoursAgo(7));
+  }
+  await writeFile(path.join(tmp, 'writing'), Buffer.alloc(1000));
+  await utimes(path.join(dir, 'store', 'data', 'jobs', 'kept.wav'), hoursAgo(30), hoursAgo(30));
+  t.is(await blobs.sweepOrphans!(hoursAgo(6), 2), 2, 'at most `limit` per call');
+  t.is(await blobs.sweepOrphans!(hoursAgo(6), 2), 1);
+  t.is(await blobs.sweepOrphans!(hoursAgo(6), 2), 0);
+  t.deepEqual(await readdir(tmp), ['writing'], 'a tmp file written to recently is an upload in progress');
+  t.is((await content(blobs, 'jobs/kept.wav'))?.body, 'a stored blob');
+});
+
 const mongoUrl = process.env.MONGODB_URL;
 if (mongoUrl) {
   // ava wants tests declared synchronously; the driver connects on the first operation.
@@ -185,6 +206,90 @@ if (mongoUrl) {
     await t.throwsAsync(blobs.put('jobs/cut.wav.pcm.part', Readable.from(failing()), 'application/octet-stream'), { message: 'the render died' });
     t.is(await db.collection('audio.chunks').countDocuments(), 0);
     t.is(await db.collection('audio.files').countDocuments(), 0);
+  });
+  /** An ObjectId of the given time that no other one shares (createFromTime's are all zeros after the time). */
+  const idAt = (ms: number) => new ObjectId(Math.floor(ms / 1000).toString(16).padStart(8, '0') + randomBytes(8).toString('hex'));
+  const HOUR = 3600_000;
+  /** Chunks written as a GridFS upload writes them, at the given times (ms), for files_id `filesId`. */
+  async function chunksAt(db: Db, filesId: ObjectId, times: number[]): Promise<void> {
+    await db.collection('audio.chunks').insertMany(times.map((at, n) => ({ _id: idAt(at), files_id: filesId, n, data: new Binary(Buffer.alloc(1024, n)) })));
+  }
+  async function chunkCount(db: Db, filesId: ObjectId): Promise<number> {
+    return db.collection('audio.chunks').countDocuments({ files_id: filesId });
+  }
+  async function sweepDb(t: ExecutionContext): Promise<{ db: Db; blobs: Blobs }> {
+    const db = client.db(`contract_blobs_${randomUUID().slice(0, 8)}`);
+    t.teardown(async () => void (await db.dropDatabase()));
+    return { db, blobs: createGridFsBlobs(db, 'audio') };
+  }
+
+  test('gridfs: sweepOrphans removes the chunks of an upload with no file document once its newest chunk is old enough', async (t) => {
+    const { db, blobs } = await sweepDb(t);
+    const now = Date.now();
+    const orphan = idAt(now - 8 * HOUR);
+    await chunksAt(db, orphan, [now - 8 * HOUR, now - 8 * HOUR + 1000, now - 7 * HOUR]);
+    await blobs.put('jobs/fresh.wav', Buffer.from('a complete blob'), 'audio/wav');
+    t.is(await blobs.sweepOrphans!(new Date(now - 7.5 * HOUR), 100), 0, 'its newest chunk is younger than the age asked for');
+    t.is(await chunkCount(db, orphan), 3);
+    t.is(await blobs.sweepOrphans!(new Date(now - 6 * HOUR), 100), 1);
+    t.is(await chunkCount(db, orphan), 0);
+    t.is((await content(blobs, 'jobs/fresh.wav'))?.body, 'a complete blob');
+    t.is(await blobs.sweepOrphans!(new Date(now - 6 * HOUR), 100), 0, 'nothing left the second time');
+  });
+
+  test('gridfs: sweepOrphans keeps an old complete file, and an orphan whose newest chunk is recent however old its first', async (t) => {
+    const { db, blobs } = await sweepDb(t);
+    const now = Date.now();
+    // A complete file written 30 hours ago: its file document names it, so its chunks stay whatever their age.
+    const complete = idAt(now - 30 * HOUR);
+    await chunksAt(db, complete, [now - 30 * HOUR, now - 30 * HOUR]);
+    await db.collection('audio.files').insertOne({
+      _id: complete, length: 2048, chunkSize: 1024, uploadDate: new Date(now - 30 * HOUR), filename: 'books/b1/old.mp3', metadata: { contentType: 'audio/mpeg' },
+    });
+    // An upload opened 10 hours ago that wrote its last chunk a minute ago: still in progress.
+    const slow = idAt(now - 10 * HOUR);
+    await chunksAt(db, slow, [now - 10 * HOUR, now - 9 * HOUR, now - 60_000]);
+    // An upload opened a minute ago: nothing about it is old.
+    const young = idAt(now - 60_000);
+    await chunksAt(db, young, [now - 60_000]);
+    t.is(await blobs.sweepOrphans!(new Date(now - 6 * HOUR), 100), 0);
+    t.is(await chunkCount(db, complete), 2);
+    t.is(await chunkCount(db, slow), 3);
+    t.is(await chunkCount(db, young), 1);
+    const old = await content(blobs, 'books/b1/old.mp3');
+    t.is(old?.size, 2048);
+    t.is(old?.body.length, 2048);
+  });
+
+  test('gridfs: sweepOrphans removes at most `limit` uploads per call', async (t) => {
+    const { db, blobs } = await sweepDb(t);
+    const now = Date.now();
+    const orphans = Array.from({ length: 5 }, (_, i) => idAt(now - (20 + i) * HOUR));
+    for (const id of orphans) await chunksAt(db, id, [id.getTimestamp().getTime(), id.getTimestamp().getTime() + 1000]);
+    const cutoff = new Date(now - 6 * HOUR);
+    t.is(await blobs.sweepOrphans!(cutoff, 2), 2);
+    t.is(await db.collection('audio.chunks').countDocuments(), 6);
+    t.is(await blobs.sweepOrphans!(cutoff, 2), 2);
+    t.is(await blobs.sweepOrphans!(cutoff, 2), 1);
+    t.is(await blobs.sweepOrphans!(cutoff, 2), 0);
+    t.is(await db.collection('audio.chunks').countDocuments(), 0);
+  });
+
+  test('gridfs: an upload its process dropped mid-stream (the driver\'s own ids) is swept once old enough, not before', async (t) => {
+    const { db, blobs } = await sweepDb(t);
+    await blobs.put('jobs/done.wav', Buffer.alloc(600 * 1024, 1), 'audio/wav');
+    // What a SIGKILL leaves: chunks written, no end, no abort.
+    const upload = new GridFSBucket(db, { bucketName: 'audio' }).openUploadStream('jobs/killed.wav.pcm.part');
+    await new Promise<void>((resolve, reject) => upload.write(Buffer.alloc(3 * 255 * 1024, 2), (err) => (err ? reject(err) : resolve())));
+    for (let waited = 0; (await chunkCount(db, upload.id as ObjectId)) < 3 && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    t.is(await chunkCount(db, upload.id as ObjectId), 3);
+    t.is(await blobs.sweepOrphans!(new Date(Date.now() - 6 * HOUR), 100), 0, 'an upload of this minute is one in progress');
+    t.is(await chunkCount(db, upload.id as ObjectId), 3);
+    // Six hours later, as the sweep sees it.
+    t.is(await blobs.sweepOrphans!(new Date(Date.now() + 2000), 100), 1);
+    t.is(await chunkCount(db, upload.id as ObjectId), 0);
+    const done = await blobs.open('jobs/done.wav');
+    t.is((await readAll(done!.stream)).length, 600 * 1024, 'the complete blob is whole');
   });
 } else {
   console.log('blobs contract: GridFS adapter skipped, MONGODB_URL is not set');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
-import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { checkByteRange, CorruptBlobError, type BlobInfo, type Blobs } from '../../ports/blobs.ts';
@@ -12,7 +12,9 @@ import { withSource } from './source.ts';
  * line (the content type) followed by the bytes; `tmp/` holds uploads in
  * progress. A blob is written under tmp/ and renamed into place, and because
  * header and bytes share one file that single rename swaps both: readers see
- * the old version or the new one, never a mix of two concurrent puts.
+ * the old version or the new one, never a mix of two concurrent puts. A
+ * process killed mid-put leaves its tmp/ file; `sweepOrphans` removes those
+ * not written to for a while.
  */
 const HEADER_MAX = 4096;
 const CONTENT_TYPE_MAX = 255;
@@ -129,6 +131,33 @@ export function createDirectoryBlobs(dir: string): Blobs {
 
     async close() {
       // Nothing is held open between calls; streams close their descriptor when read or destroyed.
+    },
+
+    async sweepOrphans(olderThan, limit) {
+      // A put that failed removes its tmp file; one a crash cut off leaves it. A put in progress writes to it, so its mtime is recent.
+      let names: string[];
+      try {
+        names = await readdir(tmpRoot);
+      } catch (err) {
+        if (isMissing(err)) return 0;
+        throw err;
+      }
+      let removed = 0;
+      for (const name of names) {
+        if (removed >= limit) break;
+        const file = path.join(tmpRoot, name);
+        try {
+          const info = await stat(file);
+          if (!info.isFile() || info.mtimeMs >= olderThan.getTime()) continue;
+        } catch (err) {
+          // renamed into place or removed meanwhile
+          if (isMissing(err)) continue;
+          throw err;
+        }
+        await rm(file, { force: true });
+        removed++;
+      }
+      return removed;
     },
   };
 }
