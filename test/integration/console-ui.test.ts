@@ -336,7 +336,7 @@ if (missing) {
       await pg.getByLabel('Format').selectOption(format);
       await Promise.all([pg.waitForResponse((r) => r.url().endsWith(route)), pg.getByRole('button', { name: 'Speak' }).click()]);
       await alert.waitFor();
-      t.is(await alert.textContent(), 'No active plan can pay for this. See Balance & plans.', format);
+      t.is(await alert.textContent(), 'No plan of yours can pay for this: you have none yet, or each is used up, expired or replaced. See Balance & plans.', format);
     }
 
     await pg.goto(url('keys'));

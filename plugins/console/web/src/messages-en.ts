@@ -186,7 +186,7 @@ export const en = {
   'playground.streamLimit': 'You have the most streams open at once. Wait for one to finish.',
   'playground.streamBusy': 'Streaming is busy right now. Try again shortly.',
   'playground.noTokens': 'Your plan has too few tokens for this text.',
-  'playground.noPlan': 'No active plan can pay for this. See Balance & plans.',
+  'playground.noPlan': 'No plan of yours can pay for this: you have none yet, or each is used up, expired or replaced. See Balance & plans.',
   'playground.dailyCap': 'Today’s cap is spent; it resets at midnight (UTC+7).',
   'playground.weeklyCap': 'This week’s cap is spent; it resets on Monday (UTC+7).',
   'playground.rateLimited': 'Too many requests right now. Wait a moment.',

@@ -188,7 +188,7 @@ export const vi: Messages = {
   'playground.streamLimit': 'Bạn đang mở số luồng tối đa cùng lúc. Hãy chờ một luồng kết thúc.',
   'playground.streamBusy': 'Hệ thống truyền luồng đang bận. Hãy thử lại sau ít phút.',
   'playground.noTokens': 'Gói của bạn không đủ token cho văn bản này.',
-  'playground.noPlan': 'Không có gói nào đang hoạt động để trả cho yêu cầu này. Xem Số dư & gói.',
+  'playground.noPlan': 'Không gói nào của bạn trả được cho yêu cầu này: bạn chưa có gói, hoặc các gói đã dùng hết, hết hạn hoặc đã được thay thế. Xem Số dư & gói.',
   'playground.dailyCap': 'Đã hết hạn mức hôm nay; hạn mức đặt lại lúc nửa đêm (UTC+7).',
   'playground.weeklyCap': 'Đã hết hạn mức tuần này; hạn mức đặt lại vào thứ Hai (UTC+7).',
   'playground.rateLimited': 'Quá nhiều yêu cầu lúc này. Hãy chờ một chút.',
