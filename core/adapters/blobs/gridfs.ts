@@ -114,31 +114,21 @@ export function createGridFsBlobs(db: Db, bucketName = 'blobs'): Blobs {
       // A chunk's _id is the ObjectId the driver made when it inserted the chunk, so its time is the write's.
       const cutoff = ObjectId.createFromTime(Math.floor(olderThan.getTime() / 1000));
       const chunks = db.collection(`${bucketName}.chunks`);
-      const files = db.collection<{ _id: ObjectId }>(`${bucketName}.files`);
-      // Uploads with chunks and no file document. The driver makes files_id (an ObjectId) when the upload opens, before its first
-      // chunk, so one opened after the cutoff has only newer chunks: skipping those keeps uploads in progress from filling the batch.
-      const missing = await chunks.aggregate<{ _id: ObjectId }>([
+      // Uploads with chunks and no file document, judged by their NEWEST chunk (an upload still writing has recent chunks however
+      // old its first one is). The driver makes files_id (an ObjectId) when the upload opens, before its first chunk, so the first
+      // match, on the {files_id, n} index, leaves out every upload opened after the cutoff.
+      const stale = await chunks.aggregate<{ _id: ObjectId }>([
         { $match: { files_id: { $lt: cutoff } } },
-        { $group: { _id: '$files_id' } },
-        { $lookup: { from: files.collectionName, localField: '_id', foreignField: '_id', as: 'file' } },
+        { $group: { _id: '$files_id', newest: { $max: '$_id' } } },
+        { $match: { newest: { $lt: cutoff } } },
+        { $lookup: { from: `${bucketName}.files`, localField: '_id', foreignField: '_id', as: 'file' } },
         { $match: { file: { $size: 0 } } },
         { $limit: limit },
       ]).toArray();
-      if (missing.length === 0) return 0;
-      // Judged by the NEWEST chunk: an upload still writing has recent chunks however old its first one is.
-      const stale = await chunks.aggregate<{ _id: ObjectId }>([
-        { $match: { files_id: { $in: missing.map((m) => m._id) } } },
-        { $group: { _id: '$files_id', newest: { $max: '$_id' } } },
-        { $match: { newest: { $lt: cutoff } } },
-      ]).toArray();
       if (stale.length === 0) return 0;
-      // Looked at again just before the delete: an upload that ended meanwhile has its file document now and is kept whole.
-      const ended = await files.find({ _id: { $in: stale.map((s) => s._id) } }, { projection: { _id: 1 } }).toArray();
-      const orphans = stale.filter((s) => !ended.some((f) => f._id.equals(s._id))).map((s) => s._id);
-      if (orphans.length === 0) return 0;
-      // Only chunks older than the cutoff: one an upload wrote after the check above is not taken with the rest.
-      await chunks.deleteMany({ files_id: { $in: orphans }, _id: { $lt: cutoff } });
-      return orphans.length;
+      // Only chunks older than the cutoff: one an upload wrote after the look-up above is not taken with the rest.
+      await chunks.deleteMany({ files_id: { $in: stale.map((s) => s._id) }, _id: { $lt: cutoff } });
+      return stale.length;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { logLevel as KafkaLogLevel, type logCreator } from 'kafkajs';
-import { createLogger, type Logger, type LogLevel } from '../../logger.ts';
+import type { Logger, LogLevel } from '../../logger.ts';
 
 /** What the Kafka bus (kafka.ts) needs around kafkajs: group naming, logging and retries of retriable errors. */
 
@@ -55,8 +55,6 @@ export function kafkaLogging(logger: Logger, level: LogLevel): { logLevel: Kafka
   return { logLevel: kafkaLogLevel(level), logCreator: platformLogCreator(logger) };
 }
 
-/** For a Kafka client given no logger: the platform's format, at WARN. */
-export const quietLogCreator: logCreator = platformLogCreator(createLogger('warn'));
 
 export const isRetriable = (error: unknown) => (error as { retriable?: boolean }).retriable === true;
 

@@ -1,8 +1,8 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
+import { Kafka, Partitioners, type Consumer, type KafkaMessage, type Message } from 'kafkajs';
 import type { BatchSubscribeOptions, Bus, BusMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../../ports/bus.ts';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, DLQ_SUFFIX, loggerReporter, publishUntil, usesAnAttempt, type BusErrorReporter } from './retry.ts';
-import { chunkRecords, consumerGroupId, isRetriable, isTransient, kafkaLogging, PUBLISH_CHUNK_BYTES, quietLogCreator, retryRetriable } from './kafka-support.ts';
-import type { Logger, LogLevel } from '../../logger.ts';
+import { chunkRecords, consumerGroupId, isRetriable, isTransient, kafkaLogging, PUBLISH_CHUNK_BYTES, retryRetriable } from './kafka-support.ts';
+import { createLogger, type Logger, type LogLevel } from '../../logger.ts';
 import { batchGatherer } from './batch-gatherer.ts';
 import { perTurn } from '../../per-turn.ts';
 
@@ -70,8 +70,8 @@ function decode<T>(message: KafkaMessage, attempt: number): BusMessage<T> {
 }
 
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
-  const logs = opts.logging ? kafkaLogging(opts.logging.logger, opts.logging.level) : { logLevel: logLevel.WARN, logCreator: quietLogCreator };
-  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, ...logs });
+  const { logger = createLogger('warn'), level = 'warn' } = opts.logging ?? {};
+  const kafka = new Kafka({ clientId: opts.clientId, brokers: opts.brokers, ...kafkaLogging(logger, level) });
   const retryBackoffMs = opts.retryBackoffMs ?? 200;
   const publishTimeoutMs = opts.publishTimeoutMs ?? 120_000;
   let closed = false;

@@ -206,22 +206,16 @@ class ReferenceParser extends OpenApi31Parser {
 
   /** The object whose `sibling` passes joi's `is` (which sees `undefined` when the sibling is absent). */
   #matches(sibling: string, is: JoiSpec | undefined, definitions: Record<string, unknown>, level: number): JsonSchema {
-    if (!is) return { required: [sibling] };
-    const { presence, ...flags } = is.flags ?? {};
-    const out: JsonSchema = {};
-    if (presence === 'forbidden') return { not: { required: [sibling] } };
-    if (!presenceOnly(is)) out.properties = { [sibling]: this.parse({ ...is, flags }, definitions, level + 1) };
-    if (presence === 'required') out.required = [sibling];
-    return out;
+    return is ? this.#branch(sibling, is, definitions, level) ?? {} : { required: [sibling] };
   }
 
-  /** What a branch demands of the object: the key absent, present, and its value. */
-  #branch(key: string, branch: JoiSpec, definitions: Record<string, unknown>, level: number): JsonSchema | null {
-    const { presence, ...flags } = branch.flags ?? {};
+  /** What `spec` demands of the object's `key`: absent, present, and its value (null: nothing). */
+  #branch(key: string, spec: JoiSpec, definitions: Record<string, unknown>, level: number): JsonSchema | null {
+    const { presence, ...flags } = spec.flags ?? {};
     if (presence === 'forbidden') return { not: { required: [key] } };
     const out: JsonSchema = {};
     if (presence === 'required') out.required = [key];
-    if (!presenceOnly(branch)) out.properties = { [key]: this.parse({ ...branch, flags }, definitions, level + 1) };
+    if (!presenceOnly(spec)) out.properties = { [key]: this.parse({ ...spec, flags }, definitions, level + 1) };
     return Object.keys(out).length > 0 ? out : null;
   }
 
